@@ -1,0 +1,206 @@
+import Foundation
+import Yams
+
+/// Loads route and jobs files into a `LoadedConfig`: parses YAML keeping locations, follows
+/// `include`s, layers behaviour, expands `matrix`, and checks everything SPEC §2 says can be checked
+/// without the network. Problems are collected, never thrown.
+public struct ConfigLoader: Sendable {
+    public var environment: [String: String]
+    public var mode: InterpolationMode
+
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment, mode: InterpolationMode) {
+        self.environment = environment
+        self.mode = mode
+    }
+
+    static let topKeys = ["version", "service", "base_url", "description", "defaults", "routes", "include", "settings", "jobs"]
+
+    /// Loads `paths` (route files, jobs files, or both in one) and everything they include.
+    public func load(_ paths: [String]) -> LoadedConfig {
+        var session = LoadSession(interpolator: EnvironmentInterpolator(environment: environment), mode: mode)
+        for path in paths {
+            session.loadRoot(path)
+        }
+        return session.finish()
+    }
+}
+
+/// The state of one `load` call: files read so far and what they held.
+struct LoadSession {
+    let interpolator: EnvironmentInterpolator
+    let mode: InterpolationMode
+    var diagnostics = DiagnosticBag()
+    var config = LoadedConfig()
+    /// Parsed files by absolute path (nil when unreadable or not YAML).
+    var parsed: [String: ParsedFile?] = [:]
+
+    struct ParsedFile {
+        var source: SourceFile
+        var routeFile: RouteFile?
+        var settings: Settings?
+        var jobs: [JobSpec]?
+        /// Included files (absolute paths) with the node naming each, for cycle reports.
+        var includes: [(path: String, location: SourceLocation)]
+    }
+
+    init(interpolator: EnvironmentInterpolator, mode: InterpolationMode) {
+        self.interpolator = interpolator
+        self.mode = mode
+    }
+
+    static func absolute(_ path: String, relativeTo directory: String? = nil) -> String {
+        let base = directory ?? FileManager.default.currentDirectoryPath
+        let full = path.hasPrefix("/") ? path : (base as NSString).appendingPathComponent(path)
+        return (full as NSString).standardizingPath
+    }
+
+    mutating func loadRoot(_ path: String) {
+        let absolute = Self.absolute(path)
+        guard let root = parse(path: path, absolute: absolute, includedAt: nil) else { return }
+        var visible: [RouteFile] = []
+        var seen: Set<String> = []
+        collectRoutes(absolute, stack: [], visible: &visible, seen: &seen)
+        register(routeFiles: visible)
+        if let jobs = root.jobs, config.jobsFile == nil {
+            let settings = root.settings ?? defaultSettings(for: root.source)
+            config.jobsFile = JobsFile(path: root.source.path, settings: settings, jobs: jobs)
+            var expander = JobExpander(settings: settings, routes: visibleRoutes(visible), diagnostics: diagnostics)
+            config.jobs = expander.expand(jobs)
+            diagnostics = expander.diagnostics
+        }
+    }
+
+    func defaultSettings(for source: SourceFile) -> Settings {
+        let dir = (source.absolutePath as NSString).deletingLastPathComponent
+        return Settings(outputDir: Self.absolute("out", relativeTo: dir), stateDir: Self.absolute(".fetchctl", relativeTo: dir))
+    }
+
+    /// Reads and parses one file once; later requests for the same file reuse the result.
+    mutating func parse(path: String, absolute: String, includedAt: SourceLocation?) -> ParsedFile? {
+        if let cached = parsed[absolute] { return cached }
+        parsed[absolute] = .some(nil)
+        guard let data = FileManager.default.contents(atPath: absolute), let text = String(data: data, encoding: .utf8) else {
+            let exists = FileManager.default.fileExists(atPath: absolute)
+            let message = exists ? "cannot read '\(path)'" : "no such file '\(path)'"
+            if let includedAt {
+                let problem = exists ? "cannot be read" : "does not exist"
+                diagnostics.error("missing-include", "included file '\(path)' \(problem)", at: includedAt)
+            } else {
+                diagnostics.error("unreadable-file", message, at: SourceLocation(file: path, line: 1, column: 1))
+            }
+            return nil
+        }
+        let source = SourceFile(path: path, absolutePath: absolute, text: text)
+        config.sources.append(source)
+        let node: Node
+        do {
+            guard let composed = try Yams.compose(yaml: text) else {
+                diagnostics.error("missing-key", "the file is empty; it needs at least 'version: 1'",
+                                  at: SourceLocation(file: path, line: 1, column: 1))
+                return nil
+            }
+            node = composed
+        } catch {
+            diagnostics.append(YAMLErrorDiagnostic.make(error, file: path))
+            return nil
+        }
+        let reader = ConfigReader(file: source, interpolator: interpolator, mode: mode, diagnostics: diagnostics)
+        let result = read(node, reader: reader)
+        diagnostics = reader.diagnostics
+        config.secrets.formUnion(reader.secrets)
+        parsed[absolute] = .some(result)
+        return result
+    }
+
+    private func read(_ root: Node, reader: ConfigReader) -> ParsedFile {
+        var file = ParsedFile(source: reader.file, includes: [])
+        guard let top = reader.mapping(root, allowed: ConfigLoader.topKeys, what: "the file") else { return file }
+        if let v = reader.requireKey("version", in: top, of: root, what: "the file") {
+            if let version = reader.int(v), version != 1 {
+                reader.error("unsupported-version", "unsupported version \(version); this fetchctl reads version 1", at: v)
+            }
+        }
+        if top["routes"] != nil {
+            file.routeFile = reader.routeFile(top, root: root)
+        } else {
+            for key in ["service", "base_url", "defaults"] {
+                if let k = top.keyNode(key) {
+                    reader.warning("unused-key", "'\(key)' has no effect in a file without routes", at: k)
+                }
+            }
+        }
+        if let n = top["include"], let items = reader.sequence(n, what: "include") {
+            for item in items {
+                guard let path = reader.string(item, what: "a file path") else { continue }
+                file.includes.append((reader.resolvePath(path), reader.location(item)))
+            }
+        }
+        if top["jobs"] != nil || top["settings"] != nil {
+            file.settings = reader.settings(top["settings"])
+            file.jobs = top["jobs"].map(reader.jobs) ?? []
+        }
+        if top["routes"] == nil, top["jobs"] == nil, top["include"] == nil {
+            reader.warning("empty-config", "the file has no routes and no jobs", at: root)
+        }
+        return file
+    }
+
+    /// Route files reachable from `absolute` through includes, each once, reporting cycles.
+    mutating func collectRoutes(_ absolute: String, stack: [String], visible: inout [RouteFile], seen: inout Set<String>) {
+        guard let file = parsed[absolute] ?? nil else { return }
+        if seen.insert(absolute).inserted, let routeFile = file.routeFile { visible.append(routeFile) }
+        for include in file.includes {
+            if include.path == absolute || stack.contains(include.path) {
+                let chain = (stack + [absolute, include.path]).map { ($0 as NSString).lastPathComponent }.joined(separator: " → ")
+                diagnostics.error("include-cycle", "include cycle: \(chain)", at: include.location)
+                continue
+            }
+            let display = Self.displayPath(include.path)
+            guard parse(path: display, absolute: include.path, includedAt: include.location) != nil else { continue }
+            collectRoutes(include.path, stack: stack + [absolute], visible: &visible, seen: &seen)
+        }
+    }
+
+    /// A path relative to the working directory when it is below it, else absolute.
+    static func displayPath(_ absolute: String) -> String {
+        let cwd = FileManager.default.currentDirectoryPath
+        return absolute.hasPrefix(cwd + "/") ? String(absolute.dropFirst(cwd.count + 1)) : absolute
+    }
+
+    /// Compiles the routes of `files` into the config, reporting a route defined in two files.
+    mutating func register(routeFiles files: [RouteFile]) {
+        for file in files where !config.routeFiles.contains(where: { $0.path == file.path }) {
+            config.routeFiles.append(file)
+            for spec in file.routes {
+                if let existing = config.routes[spec.qualifiedName], existing.spec?.location != spec.location {
+                    diagnostics.error("duplicate-route", "route '\(spec.qualifiedName)' is defined twice", at: spec.location,
+                                      hint: existing.spec.map { "first defined at \($0.location)" })
+                    continue
+                }
+                config.routes[spec.qualifiedName] = CompiledRoute(spec: spec, file: file)
+            }
+            for case .header(let name, _)? in [file.defaults.auth] + file.routes.map(\.behaviour.auth) {
+                config.secretHeaders.insert(name.lowercased())
+            }
+        }
+    }
+
+    func visibleRoutes(_ files: [RouteFile]) -> [String: CompiledRoute] {
+        var result: [String: CompiledRoute] = [:]
+        for file in files {
+            for spec in file.routes where result[spec.qualifiedName] == nil {
+                result[spec.qualifiedName] = config.routes[spec.qualifiedName]
+            }
+        }
+        return result
+    }
+
+    mutating func finish() -> LoadedConfig {
+        for job in config.jobsFile?.jobs ?? [] {
+            if case .header(let name, _)? = job.behaviour.auth { config.secretHeaders.insert(name.lowercased()) }
+        }
+        if case .header(let name, _)? = config.jobsFile?.settings.behaviour.auth { config.secretHeaders.insert(name.lowercased()) }
+        config.diagnostics = diagnostics.sorted
+        return config
+    }
+}

@@ -1,0 +1,246 @@
+import Foundation
+
+/// Expands a jobs file's `matrix` entries into jobs and checks what needs the whole file: routes
+/// exist, params fit their routes, matrix keys are defined, `needs` resolve without cycles, and
+/// output paths stay inside `output_dir` without two jobs writing one path.
+struct JobExpander {
+    let settings: Settings
+    let routes: [String: CompiledRoute]
+    var diagnostics: DiagnosticBag
+
+    init(settings: Settings, routes: [String: CompiledRoute], diagnostics: DiagnosticBag) {
+        self.settings = settings
+        self.routes = routes
+        self.diagnostics = diagnostics
+    }
+
+    mutating func expand(_ specs: [JobSpec]) -> [ExpandedJob] {
+        var seenIDs: [String: SourceLocation] = [:]
+        var expanded: [ExpandedJob] = []
+        var idsByBase: [String: [String]] = [:]
+        var outputs: [String: String] = [:]
+        for spec in specs {
+            if let first = seenIDs[spec.id] {
+                diagnostics.error("duplicate-job", "job id '\(spec.id)' is used twice", at: spec.location, hint: "first used at \(first)")
+                continue
+            }
+            seenIDs[spec.id] = spec.location
+            guard let route = resolveRoute(spec) else { continue }
+            checkMatrixKeys(spec)
+            let behaviour = spec.behaviour.merged(over: route.behaviour.merged(over: settings.behaviour))
+            if route.download != nil, let save = spec.save {
+                diagnostics.error("conflicting-keys", "route '\(route.name)' streams its response to disk; use 'download:' instead of 'save:'",
+                                  at: save.location)
+            }
+            for combination in Self.combinations(spec.matrix.map { ($0.key, $0.values) }) {
+                let id = combination.isEmpty ? spec.id
+                    : "\(spec.id)[" + combination.map { "\($0.key)=\($0.value.text)" }.joined(separator: ",") + "]"
+                var values: [String: ParameterValue] = [:]
+                for (key, value) in combination { values["matrix.\(key)"] = value }
+                let params = bindParams(spec, route: route, matrix: values)
+                var job = ExpandedJob(id: id, spec: spec, matrix: combination, params: params, savePath: nil, downloadPath: nil,
+                                      needs: [], route: route, behaviour: behaviour)
+                let context = params.merging(values) { a, _ in a }
+                job.savePath = spec.save.flatMap { outputPath($0, context: context, jobID: id, outputs: &outputs) }
+                job.downloadPath = spec.download.flatMap { outputPath($0, context: context, jobID: id, outputs: &outputs) }
+                expanded.append(job)
+                idsByBase[spec.id, default: []].append(id)
+            }
+        }
+        resolveNeeds(&expanded, idsByBase: idsByBase)
+        return expanded
+    }
+
+    /// Every combination of matrix values, in matrix order; one empty combination without a matrix.
+    static func combinations(_ matrix: [(String, [ParameterValue])]) -> [[(key: String, value: ParameterValue)]] {
+        var result: [[(key: String, value: ParameterValue)]] = [[]]
+        for (key, values) in matrix {
+            result = result.flatMap { prefix in values.map { prefix + [(key, $0)] } }
+        }
+        return result
+    }
+
+    private mutating func resolveRoute(_ spec: JobSpec) -> CompiledRoute? {
+        switch spec.target {
+        case .url(let url, let method, let request):
+            return CompiledRoute(adHocName: spec.id, url: url, method: method, request: request)
+        case .route(let name, let location):
+            if let route = routes[name] { return route }
+            let names = routes.keys.sorted()
+            var hint = EditDistance.hint(for: name, among: names)
+            if hint == nil, !name.contains(".") {
+                let qualified = names.filter { $0.hasSuffix(".\(name)") }
+                if qualified.count == 1 { hint = "did you mean '\(qualified[0])'?" }
+            }
+            if hint == nil, names.isEmpty { hint = "no routes are loaded; add the route file to 'include'" }
+            diagnostics.error("unknown-route", "unknown route '\(name)'", at: location, hint: hint)
+            return nil
+        }
+    }
+
+    /// Every `{{matrix.key}}` the job uses must be a key of its matrix.
+    private mutating func checkMatrixKeys(_ spec: JobSpec) {
+        let defined = Set(spec.matrix.map(\.key))
+        var uses: [(String, SourceLocation)] = []
+        for param in spec.params { uses += Self.placeholders(in: param.value).map { ($0, param.location) } }
+        for path in [spec.save, spec.download].compactMap({ $0 }) { uses += Template(path.template).placeholders.map { ($0, path.location) } }
+        var templates = spec.behaviour.headers.compactMap(\.value)
+        if case .url(let url, _, let request) = spec.target {
+            templates.append(url)
+            for value in [request.query, { if case .object(let v)? = request.parameters { return v } else { return nil } }()].compactMap({ $0 }) {
+                uses += Self.placeholders(in: value).map { ($0, spec.location) }
+            }
+        }
+        for template in templates { uses += Template(template).placeholders.map { ($0, spec.location) } }
+        var used: Set<String> = []
+        for (name, location) in uses where name.hasPrefix("matrix.") {
+            let key = String(name.dropFirst("matrix.".count))
+            used.insert(key)
+            if !defined.contains(key) {
+                let hint = EditDistance.hint(for: key, among: defined.sorted()).map { $0.replacingOccurrences(of: "'", with: "'matrix.", options: .anchored) }
+                diagnostics.error("unknown-matrix-key", "'{{\(name)}}' is not a key of job '\(spec.id)''s matrix", at: location,
+                                  hint: hint ?? (defined.isEmpty ? "add it under matrix:" : "matrix keys: \(defined.sorted().joined(separator: ", "))"))
+            }
+        }
+        for entry in spec.matrix where !used.contains(entry.key) {
+            diagnostics.warning("unused-matrix-key", "matrix key '\(entry.key)' of job '\(spec.id)' is used nowhere", at: entry.location,
+                                hint: "use it as {{matrix.\(entry.key)}} in params, save or download, or every expansion does the same work")
+        }
+    }
+
+    static func placeholders(in value: ParameterValue) -> [String] {
+        switch value {
+        case .string(let s): return Template(s).placeholders
+        case .array(let items): return items.flatMap(placeholders)
+        case .object(let entries): return entries.flatMap { placeholders(in: $0.value) }
+        default: return []
+        }
+    }
+
+    /// The job's params with matrix values filled in, checked against the route; defaults added.
+    private mutating func bindParams(_ spec: JobSpec, route: CompiledRoute, matrix: [String: ParameterValue]) -> [String: ParameterValue] {
+        let filler = Router(route: route, params: matrix)
+        var bound: [String: ParameterValue] = [:]
+        for (name, raw, location) in spec.params {
+            guard let value = filler.substitute(raw) else { continue }
+            if route.isAdHoc {
+                bound[name] = value
+                continue
+            }
+            guard let param = route.param(named: name) else {
+                diagnostics.error("unknown-param", "route '\(route.name)' has no param '\(name)'", at: location,
+                                  hint: EditDistance.hint(for: name, among: route.params.map(\.name))
+                                    ?? "its params: \(route.params.map(\.name).joined(separator: ", "))")
+                continue
+            }
+            switch ParamChecker.check(value, against: param) {
+            case .success(let coerced): bound[name] = coerced
+            case .failure(let problem): diagnostics.error("invalid-param", "param '\(name)' \(problem.message)", at: location)
+            }
+        }
+        if case .route(_, let location) = spec.target {
+            for param in route.params where bound[param.name] == nil && !spec.params.contains(where: { $0.name == param.name }) {
+                if let value = param.defaultValue {
+                    bound[param.name] = value
+                } else if param.required {
+                    diagnostics.error("missing-param", "job '\(spec.id)' is missing required param '\(param.name)' of route '\(route.name)'",
+                                      at: location, hint: "add it under params:")
+                }
+            }
+        } else {
+            checkAdHocPlaceholders(spec, route: route, known: Set(bound.keys).union(matrix.keys))
+        }
+        return bound
+    }
+
+    private mutating func checkAdHocPlaceholders(_ spec: JobSpec, route: CompiledRoute, known: Set<String>) {
+        var names = Template(route.urlTemplate).placeholders + spec.behaviour.headers.compactMap(\.value).flatMap { Template($0).placeholders }
+        for value in [route.request.query, { if case .object(let v)? = route.request.parameters { return v } else { return nil } }()].compactMap({ $0 }) {
+            names += Self.placeholders(in: value)
+        }
+        for name in names where !known.contains(name) && !name.hasPrefix("matrix.") {
+            diagnostics.error("undeclared-placeholder", "'{{\(name)}}' in job '\(spec.id)' is not one of its params", at: spec.location,
+                              hint: "add it under params:")
+        }
+    }
+
+    /// Renders a `save`/`download` template and checks it stays inside `output_dir` and is unique.
+    private mutating func outputPath(_ path: OutputPath, context: [String: ParameterValue], jobID: String,
+                                     outputs: inout [String: String]) -> String? {
+        let rendered = Template(path.template).render { context[$0]?.text }
+        if Template(rendered).hasPlaceholders { return nil }  // an unknown placeholder, reported elsewhere
+        let root = (settings.outputDir as NSString).standardizingPath
+        let full = rendered.hasPrefix("/") ? rendered : (root as NSString).appendingPathComponent(rendered)
+        let normalized = Self.normalize(full)
+        guard !rendered.isEmpty, normalized.hasPrefix(root + "/") else {
+            diagnostics.error("path-escapes-output", "output path '\(rendered)' of job '\(jobID)' is outside output_dir", at: path.location,
+                              hint: "use a relative path without '..' that stays inside \(SourceFileDisplay.path(root))")
+            return nil
+        }
+        if let other = outputs[normalized] {
+            diagnostics.error("duplicate-output", "jobs '\(other)' and '\(jobID)' both write '\(rendered)'", at: path.location,
+                              hint: "give each job its own path, e.g. with {{matrix.key}}")
+            return nil
+        }
+        outputs[normalized] = jobID
+        return normalized
+    }
+
+    /// Resolves `.` and `..` lexically (the file need not exist).
+    static func normalize(_ path: String) -> String {
+        var parts: [Substring] = []
+        for part in path.split(separator: "/") {
+            if part == "." || part.isEmpty { continue }
+            if part == "..", !parts.isEmpty { parts.removeLast(); continue }
+            if part == ".." { continue }
+            parts.append(part)
+        }
+        return "/" + parts.joined(separator: "/")
+    }
+
+    /// Expands `needs` to job ids and reports unknown names and cycles.
+    private mutating func resolveNeeds(_ jobs: inout [ExpandedJob], idsByBase: [String: [String]]) {
+        let allIDs = Set(jobs.map(\.id))
+        for index in jobs.indices {
+            var needs: [String] = []
+            for (name, location) in jobs[index].spec.needs {
+                if let ids = idsByBase[name] {
+                    needs += ids
+                } else if allIDs.contains(name) {
+                    needs.append(name)
+                } else {
+                    diagnostics.error("unknown-need", "job '\(jobs[index].spec.id)' needs unknown job '\(name)'", at: location,
+                                      hint: EditDistance.hint(for: name, among: idsByBase.keys.sorted()))
+                }
+            }
+            jobs[index].needs = needs
+        }
+        // Depth-first search for cycles; each cycle is reported once, at the need that closes it.
+        let byID = Dictionary(jobs.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        var state: [String: Int] = [:]  // 1 visiting, 2 done
+        var reported: Set<String> = []
+        func visit(_ id: String, path: [String]) {
+            state[id] = 1
+            for need in byID[id]?.needs ?? [] {
+                if state[need] == 1 {
+                    let cycle = Array(path.drop { $0 != need }) + [id, need]
+                    let key = Set(cycle).sorted().joined(separator: ",")
+                    if reported.insert(key).inserted, let job = byID[id],
+                       let location = job.spec.needs.first(where: { idsByBase[$0.id]?.contains(need) == true || $0.id == need })?.location {
+                        diagnostics.error("needs-cycle", "needs cycle: \(cycle.dropFirst(cycle.first == id ? 0 : 0).joined(separator: " → "))", at: location,
+                                          hint: "a job cannot wait for itself; remove one of these needs")
+                    }
+                } else if state[need] == nil {
+                    visit(need, path: path + [id])
+                }
+            }
+            state[id] = 2
+        }
+        for job in jobs where state[job.id] == nil { visit(job.id, path: []) }
+    }
+}
+
+/// Paths for messages: relative to the working directory when below it.
+enum SourceFileDisplay {
+    static func path(_ absolute: String) -> String { LoadSession.displayPath(absolute) }
+}

@@ -1,0 +1,60 @@
+/// Everything the loader found in a set of config files: the typed model, the expanded jobs, and
+/// every diagnostic. Nothing here has touched the network.
+public struct LoadedConfig: Sendable {
+    /// Every file read, for rendering diagnostics with their source lines.
+    public var sources: [SourceFile] = []
+    /// Diagnostics sorted by location.
+    public var diagnostics: [Diagnostic] = []
+    public var routeFiles: [RouteFile] = []
+    /// Routes by qualified name (`service.route`), compiled with their file's base URL and defaults.
+    public var routes: [String: CompiledRoute] = [:]
+    /// The jobs file of the first root that has jobs, if any.
+    public var jobsFile: JobsFile?
+    /// Its jobs after `matrix` expansion, in file order.
+    public var jobs: [ExpandedJob] = []
+    /// Resolved values that must never be printed.
+    public var secrets: Set<String> = []
+    /// Header names that carry credentials (from `auth: {header: …}`).
+    public var secretHeaders: Set<String> = []
+
+    public init() {}
+
+    public var hasErrors: Bool { diagnostics.contains { $0.severity == .error } }
+
+    /// A redactor for everything this config may print.
+    public var redactor: Redactor { Redactor(secrets: secrets, secretHeaders: secretHeaders) }
+
+    /// Routes in a stable order: by file, then as written.
+    public var orderedRoutes: [CompiledRoute] {
+        routeFiles.flatMap { file in file.routes.compactMap { routes[$0.qualifiedName] } }
+    }
+
+    /// The route named `name`: a qualified name, or a bare route name that only one service has.
+    public func route(named name: String) -> CompiledRoute? {
+        if let route = routes[name] { return route }
+        let matches = routes.values.filter { $0.spec?.name == name }
+        return matches.count == 1 ? matches[0] : nil
+    }
+}
+
+/// One job after `matrix` expansion: `commits[repo=Alamofire]`.
+public struct ExpandedJob: Sendable {
+    public var id: String
+    public var spec: JobSpec
+    /// This expansion's matrix values, in matrix order.
+    public var matrix: [(key: String, value: ParameterValue)]
+    /// Params after matrix interpolation and type coercion, route defaults filled in.
+    public var params: [String: ParameterValue]
+    /// Absolute output paths, inside `output_dir`.
+    public var savePath: String?
+    public var downloadPath: String?
+    /// Expanded ids of the jobs this one needs.
+    public var needs: [String]
+    /// The route (or the ad-hoc request) this job runs.
+    public var route: CompiledRoute
+    /// Fully layered behaviour: job > route > route file defaults > settings > built-in.
+    public var behaviour: Behaviour
+
+    /// A router that builds this job's request.
+    public var router: Router { Router(route: route, params: params, behaviour: behaviour) }
+}

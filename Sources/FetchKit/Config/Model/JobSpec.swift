@@ -1,0 +1,62 @@
+/// A jobs file: what to fetch, how many at once, and where results land (SPEC §2.3).
+public struct JobsFile: Sendable {
+    public var path: String
+    public var settings: Settings
+    public var jobs: [JobSpec]
+}
+
+/// `settings:` of a jobs file. Defaults live here, in one place.
+public struct Settings: Sendable, Equatable {
+    public var concurrency = 8
+    public var perHost = 4
+    public var rateLimits: [(host: String, rate: Rate)] = []
+    /// Absolute, resolved against the jobs file's directory.
+    public var outputDir: String
+    /// Absolute, resolved against the jobs file's directory.
+    public var stateDir: String
+    public var failFast = false
+    /// The lowest layer of behaviour that config files set.
+    public var behaviour = Behaviour()
+
+    public init(outputDir: String, stateDir: String) {
+        self.outputDir = outputDir
+        self.stateDir = stateDir
+    }
+
+    public static func == (lhs: Settings, rhs: Settings) -> Bool {
+        lhs.concurrency == rhs.concurrency && lhs.perHost == rhs.perHost && lhs.outputDir == rhs.outputDir
+            && lhs.stateDir == rhs.stateDir && lhs.failFast == rhs.failFast && lhs.behaviour == rhs.behaviour
+            && lhs.rateLimits.map(\.host) == rhs.rateLimits.map(\.host) && lhs.rateLimits.map(\.rate) == rhs.rateLimits.map(\.rate)
+    }
+}
+
+/// One entry of `jobs:` as written (before `matrix` expansion).
+public struct JobSpec: Sendable {
+    public enum Target: Sendable {
+        /// `route: service.route`
+        case route(String, SourceLocation)
+        /// `url:` an ad-hoc request with its own method and request keys.
+        case url(String, method: HTTPMethod, request: RequestSpec)
+    }
+
+    public var id: String
+    public var description: String?
+    public var target: Target
+    /// Params in written order, each with the location of its value.
+    public var params: [(name: String, value: ParameterValue, location: SourceLocation)]
+    public var matrix: [(key: String, values: [ParameterValue], location: SourceLocation)]
+    public var needs: [(id: String, location: SourceLocation)]
+    public var save: OutputPath?
+    public var download: OutputPath?
+    public var checksum: Checksum?
+    public var behaviour: Behaviour
+    public var location: SourceLocation
+    /// The directory of the file the job came from (for relative `file:` bodies).
+    public var baseDirectory: String
+}
+
+/// A `save:` or `download:` path template as written, with where it was written.
+public struct OutputPath: Sendable, Equatable {
+    public var template: String
+    public var location: SourceLocation
+}

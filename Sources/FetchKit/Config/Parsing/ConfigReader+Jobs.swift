@@ -1,0 +1,104 @@
+import Foundation
+import Yams
+
+extension ConfigReader {
+    static let settingsKeys = ["concurrency", "per_host", "rate_limits", "output_dir", "state_dir", "fail_fast"] + BehaviourKeys.all
+    static let adHocOnlyKeys = ["method"] + RequestKeys.all
+    static let jobKeys = ["id", "description", "route", "url", "params", "matrix", "needs", "save", "download", "checksum"]
+        + adHocOnlyKeys + BehaviourKeys.all
+
+    func settings(_ node: Node?) -> Settings {
+        var s = Settings(outputDir: resolvePath("out"), stateDir: resolvePath(".fetchctl"))
+        guard let node, let e = mapping(node, allowed: Self.settingsKeys, what: "settings") else { return s }
+        if let n = e["concurrency"] { s.concurrency = int(n, minimum: 1) ?? s.concurrency }
+        if let n = e["per_host"] { s.perHost = int(n, minimum: 1) ?? s.perHost }
+        if let n = e["rate_limits"], let r = anyMapping(n, what: "rate_limits") {
+            for (host, _, value) in r.items { if let rate = rate(value) { s.rateLimits.append((host, rate)) } }
+        }
+        if let n = e["output_dir"], let path = string(n) { s.outputDir = resolvePath(path) }
+        if let n = e["state_dir"], let path = string(n) { s.stateDir = resolvePath(path) }
+        if let n = e["fail_fast"] { s.failFast = bool(n) ?? false }
+        s.behaviour = behaviour(e)
+        return s
+    }
+
+    func jobs(_ node: Node) -> [JobSpec] {
+        guard let items = sequence(node, what: "jobs") else { return [] }
+        return items.compactMap(job)
+    }
+
+    func job(_ node: Node) -> JobSpec? {
+        guard let e = mapping(node, allowed: Self.jobKeys, what: "job") else { return nil }
+        guard let idNode = requireKey("id", in: e, of: node, what: "job"), let id = string(idNode) else { return nil }
+        if !Self.isJobID(id) {
+            error("invalid-id", "invalid job id '\(id)'", at: idNode, hint: "use letters, digits, '_', '.' and '-'")
+        }
+        let target: JobSpec.Target
+        switch (e["route"], e["url"]) {
+        case (let r?, nil):
+            guard let name = string(r, what: "a route name (service.route)") else { return nil }
+            for key in Self.adHocOnlyKeys {
+                if let k = e.keyNode(key) {
+                    error("key-not-allowed", "'\(key)' is for ad-hoc jobs (url:); job '\(id)' uses route '\(name)'", at: k,
+                          hint: "set it on the route, or use url: instead of route:")
+                }
+            }
+            target = .route(name, location(r))
+        case (nil, let u?):
+            guard let url = url(u) else { return nil }
+            let method = e["method"].flatMap { self.method($0) } ?? HTTPMethod.get
+            target = .url(url, method: method, request: requestSpec(e, method: method, methodNode: e["method"]))
+        case (.some, .some):
+            error("conflicting-keys", "job '\(id)' has both 'route' and 'url'; give one", at: e.keyNode("url")!)
+            return nil
+        case (nil, nil):
+            error("missing-key", "job '\(id)' needs 'route' or 'url'", at: node)
+            return nil
+        }
+        var params: [(String, ParameterValue, SourceLocation)] = []
+        if let n = e["params"], let p = anyMapping(n, what: "params") {
+            params = p.items.map { ($0.key, value($0.value), location($0.value)) }
+        }
+        var matrix: [(String, [ParameterValue], SourceLocation)] = []
+        if let n = e["matrix"], let m = anyMapping(n, what: "matrix") {
+            for (key, keyNode, value) in m.items {
+                guard let list = sequence(value, what: "matrix values") else { continue }
+                if list.isEmpty {
+                    error("invalid-value", "matrix key '\(key)' has no values", at: value)
+                    continue
+                }
+                let values = list.map(self.value)
+                if values.contains(where: { if case .array = $0 { true } else if case .object = $0 { true } else { false } }) {
+                    error("type-mismatch", "matrix values must be scalars (strings, numbers, booleans)", at: value)
+                    continue
+                }
+                matrix.append((key, values, location(keyNode)))
+            }
+        }
+        var needs: [(String, SourceLocation)] = []
+        if let n = e["needs"] {
+            let list: [Node] = { if case .scalar = n { return [n] } else { return sequence(n, what: "needs") ?? [] } }()
+            for item in list { if let need = string(item) { needs.append((need, location(item))) } }
+        }
+        var save = e["save"].flatMap { n in string(n).map { OutputPath(template: $0, location: location(n)) } }
+        var download = e["download"].flatMap { n in string(n).map { OutputPath(template: $0, location: location(n)) } }
+        if save != nil, let d = e.keyNode("download") {
+            error("conflicting-keys", "job '\(id)' has both 'save' and 'download'; give one", at: d)
+            save = nil
+            download = nil
+        }
+        let checksum = e["checksum"].flatMap { self.checksum($0) }
+        if let c = e.keyNode("checksum"), e["download"] == nil {
+            error("conflicting-keys", "'checksum' needs 'download' (only downloads are verified)", at: c)
+        }
+        return JobSpec(id: id, description: e["description"].flatMap { string($0) }, target: target, params: params,
+                       matrix: matrix, needs: needs, save: save, download: download, checksum: checksum,
+                       behaviour: behaviour(e), location: location(idNode), baseDirectory: directory)
+    }
+
+    static func isJobID(_ id: String) -> Bool {
+        !id.isEmpty && id.unicodeScalars.allSatisfy {
+            $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "_.-".unicodeScalars.contains($0))
+        }
+    }
+}

@@ -1,0 +1,80 @@
+/// A route ready to build requests: its full URL template (base URL + path) and its behaviour
+/// layered over its file's `defaults`. Ad-hoc jobs (`url:`) compile to one too.
+public struct CompiledRoute: Sendable {
+    /// `service.route`, or the job id for an ad-hoc request.
+    public var name: String
+    public var method: HTTPMethod
+    /// The URL with `{{name}}` placeholders, e.g. `https://api.github.com/repos/{{owner}}/{{repo}}`.
+    public var urlTemplate: String
+    public var params: [ParamSpec]
+    public var request: RequestSpec
+    /// Route behaviour over the route file's `defaults`.
+    public var behaviour: Behaviour
+    public var download: DownloadOptions?
+    /// The route as written; nil for an ad-hoc request.
+    public var spec: RouteSpec?
+
+    public var isAdHoc: Bool { spec == nil }
+
+    public init(spec: RouteSpec, file: RouteFile) {
+        name = spec.qualifiedName
+        method = spec.method
+        urlTemplate = Self.join(base: file.baseURL, path: spec.path)
+        params = spec.params
+        request = spec.request
+        behaviour = spec.behaviour.merged(over: file.defaults)
+        download = spec.download
+        self.spec = spec
+    }
+
+    /// An ad-hoc request (a job with `url:`); its placeholders are filled from the job's params.
+    public init(adHocName: String, url: String, method: HTTPMethod, request: RequestSpec) {
+        name = adHocName
+        self.method = method
+        urlTemplate = url
+        params = []
+        self.request = request
+        behaviour = Behaviour()
+        download = nil
+        spec = nil
+    }
+
+    static func join(base: String, path: String) -> String {
+        var base = base
+        while base.hasSuffix("/") { base.removeLast() }
+        return path.isEmpty ? base : base + (path.hasPrefix("/") ? path : "/" + path)
+    }
+
+    public func param(named name: String) -> ParamSpec? { params.first { $0.name == name } }
+
+    /// Checks `given` params against the route: unknown names, missing required ones, types and
+    /// constraints. Returns the coerced params with defaults filled in, or every problem found.
+    public func bind(_ given: [String: ParameterValue]) -> Result<[String: ParameterValue], BindingErrors> {
+        if isAdHoc { return .success(given) }
+        var bound: [String: ParameterValue] = [:]
+        var problems: [String] = []
+        for name in given.keys.sorted() where param(named: name) == nil {
+            let hint = EditDistance.suggestion(for: name, among: params.map(\.name)).map { " (did you mean '\($0)'?)" } ?? ""
+            problems.append("unknown param '\(name)' for route '\(self.name)'\(hint)")
+        }
+        for spec in params {
+            if let value = given[spec.name] {
+                switch ParamChecker.check(value, against: spec) {
+                case .success(let coerced): bound[spec.name] = coerced
+                case .failure(let problem): problems.append("param '\(spec.name)' \(problem.message)")
+                }
+            } else if let value = spec.defaultValue {
+                bound[spec.name] = value
+            } else if spec.required {
+                problems.append("missing required param '\(spec.name)' for route '\(name)'")
+            }
+        }
+        return problems.isEmpty ? .success(bound) : .failure(BindingErrors(messages: problems))
+    }
+}
+
+/// The problems `CompiledRoute.bind` found, one message each.
+public struct BindingErrors: Error, Sendable, CustomStringConvertible {
+    public var messages: [String]
+    public var description: String { messages.joined(separator: "\n") }
+}

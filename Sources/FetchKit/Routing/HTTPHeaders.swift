@@ -1,0 +1,47 @@
+/// An ordered list of HTTP headers whose names compare case-insensitively, after Alamofire's `HTTPHeaders`.
+public struct HTTPHeaders: Sendable, Equatable, Sequence {
+    public struct Header: Sendable, Equatable {
+        public var name: String
+        public var value: String
+
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    private var headers: [Header] = []
+
+    public init() {}
+
+    public init(_ pairs: [(String, String)]) {
+        for (name, value) in pairs { update(name: name, value: value) }
+    }
+
+    /// Sets `name` to `value`, replacing an existing header of that name in place.
+    public mutating func update(name: String, value: String) {
+        if let index = headers.firstIndex(where: { $0.name.lowercased() == name.lowercased() }) {
+            headers[index].value = value
+        } else {
+            headers.append(Header(name: name, value: value))
+        }
+    }
+
+    public mutating func remove(name: String) {
+        headers.removeAll { $0.name.lowercased() == name.lowercased() }
+    }
+
+    public func value(for name: String) -> String? {
+        headers.first { $0.name.lowercased() == name.lowercased() }?.value
+    }
+
+    public subscript(name: String) -> String? {
+        get { value(for: name) }
+        set { if let newValue { update(name: name, value: newValue) } else { remove(name: name) } }
+    }
+
+    public var isEmpty: Bool { headers.isEmpty }
+    public var count: Int { headers.count }
+
+    public func makeIterator() -> IndexingIterator<[Header]> { headers.makeIterator() }
+}

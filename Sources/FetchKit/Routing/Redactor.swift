@@ -1,0 +1,68 @@
+/// Hides secrets in anything fetchctl prints: credential headers, URL userinfo, and every value that
+/// came from a secret-named `${VAR}` or an `auth` block (SPEC §4).
+public struct Redactor: Sendable {
+    public static let placeholder = "<redacted>"
+
+    /// Header names whose values are always hidden (lowercased).
+    public static let alwaysSecretHeaders: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
+
+    /// Secret values, longest first so a secret containing another is hidden whole.
+    public let secrets: [String]
+    /// Extra header names to hide (e.g. an `auth: {header: …}` name), lowercased.
+    public let secretHeaders: Set<String>
+
+    public init(secrets: some Sequence<String> = [], secretHeaders: some Sequence<String> = [String]()) {
+        self.secrets = Set(secrets.filter { $0.count >= 1 }).sorted { $0.count > $1.count || ($0.count == $1.count && $0 < $1) }
+        self.secretHeaders = Set(secretHeaders.map { $0.lowercased() }).union(Self.alwaysSecretHeaders)
+    }
+
+    /// A redactor that hides nothing (for `--show-secrets`).
+    public static let none = Redactor(secrets: [], secretHeaders: [String]())
+
+    public var isDisabled: Bool { secrets.isEmpty && secretHeaders.isEmpty }
+
+    public func isSecretHeader(_ name: String) -> Bool { secretHeaders.contains(name.lowercased()) }
+
+    /// The value to show for header `name`.
+    public func headerValue(name: String, value: String) -> String {
+        isSecretHeader(name) ? Self.placeholder : redact(value)
+    }
+
+    /// `text` with every secret value and URL userinfo replaced by `<redacted>`.
+    public func redact(_ text: String) -> String {
+        var out = Self.redactURLUserinfo(text)
+        for secret in secrets where out.contains(secret) {
+            out = out.replacingOccurrences(of: secret, with: Self.placeholder)
+        }
+        // A secret may also appear percent-encoded in a URL.
+        for secret in secrets {
+            if let encoded = secret.addingPercentEncoding(withAllowedCharacters: URLEncodedFormEncoder.allowedWithSpace),
+               encoded != secret, out.contains(encoded) {
+                out = out.replacingOccurrences(of: encoded, with: Self.placeholder)
+            }
+        }
+        return out
+    }
+
+    /// `https://user:pass@host/…` → `https://<redacted>@host/…`, wherever a URL appears in `text`.
+    public static func redactURLUserinfo(_ text: String) -> String {
+        guard text.contains("://"), text.contains("@") else { return text }
+        var out = ""
+        var rest = Substring(text)
+        while let scheme = rest.range(of: "://") {
+            out += rest[..<scheme.upperBound]
+            rest = rest[scheme.upperBound...]
+            let authorityEnd = rest.firstIndex { "/?# \"'\n".contains($0) } ?? rest.endIndex
+            let authority = rest[..<authorityEnd]
+            if let at = authority.lastIndex(of: "@") {
+                out += placeholder + "@" + authority[authority.index(after: at)...]
+            } else {
+                out += authority
+            }
+            rest = rest[authorityEnd...]
+        }
+        return out + rest
+    }
+}
+
+import Foundation

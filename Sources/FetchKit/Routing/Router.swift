@@ -1,0 +1,171 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A compiled route bound to its params: builds the request the route describes, with no network.
+///
+/// Order of the URL's query: the template's own query, then `query:`, then `parameters` when they go
+/// to the query string. Headers: `User-Agent: fetchctl/<version>`, then the layered `headers`, then
+/// the `auth` header; an encoder sets `Content-Type` only when no layer did.
+public struct Router: URLRequestConvertible {
+    public var route: CompiledRoute
+    /// Param values by name, already checked (see `CompiledRoute.bind`); matrix values as `matrix.key`.
+    public var params: [String: ParameterValue]
+    /// Fully layered behaviour (headers and auth are used here).
+    public var behaviour: Behaviour
+    /// The multipart boundary; random unless a caller needs a stable one.
+    public var multipartBoundary: String
+
+    public init(route: CompiledRoute, params: [String: ParameterValue], behaviour: Behaviour? = nil,
+                multipartBoundary: String = MultipartFormData.randomBoundary()) {
+        self.route = route
+        self.params = params
+        self.behaviour = behaviour ?? route.behaviour
+        self.multipartBoundary = multipartBoundary
+    }
+
+    public static let defaultUserAgent = "fetchctl/\(FetchKitVersion.current)"
+
+    public func asURLRequest() throws -> URLRequest {
+        try makeRequest().urlRequest()
+    }
+
+    /// The request as a value fetchctl can render and send, with the body kept as its source.
+    public func makeRequest() throws -> BuiltRequest {
+        let url = try buildURL()
+        var headers = HTTPHeaders([("User-Agent", Self.defaultUserAgent)])
+        for setting in behaviour.headers {
+            guard let value = setting.value else { headers.remove(name: setting.name); continue }
+            let rendered = Template(value)
+            if let sole = rendered.solePlaceholder, params[sole] == nil { headers.remove(name: setting.name); continue }
+            headers.update(name: setting.name, value: rendered.render { params[$0]?.text ?? "" })
+        }
+        switch behaviour.auth {
+        case .bearer(let token)?: headers.update(name: "Authorization", value: "Bearer \(token)")
+        case .basic(let user, let password)?:
+            headers.update(name: "Authorization", value: "Basic " + Data("\(user):\(password)".utf8).base64EncodedString())
+        case .header(let name, let value)?: headers.update(name: name, value: value)
+        case .oauth2?, .none?, nil: break
+        }
+        let body = try buildBody(headers: &headers)
+        return BuiltRequest(method: route.method, url: url, headers: headers, body: body)
+    }
+
+    // MARK: - URL
+
+    private func buildURL() throws -> URL {
+        let template = route.urlTemplate
+        let split = template.firstIndex(of: "?")
+        let pathPart = Template(String(template[..<(split ?? template.endIndex)]))
+        let queryPart = split.map { Template(String(template[template.index(after: $0)...])) }
+        var missing: [String] = []
+        let path = pathPart.render { name in
+            guard let value = params[name] else { missing.append(name); return nil }
+            return value.text.addingPercentEncoding(withAllowedCharacters: Self.pathSegmentAllowed)
+        }
+        if !missing.isEmpty {
+            throw RequestBuildError("no value for \(missing.map { "'{{\($0)}}'" }.joined(separator: ", ")) in the URL of \(route.name)")
+        }
+        let ownQuery = queryPart?.render { name in
+            URLEncodedFormEncoder().escape(params[name]?.text ?? "")
+        }
+        guard var components = URLComponents(string: path) else {
+            throw RequestBuildError("'\(Redactor.redactURLUserinfo(path))' is not a valid URL")
+        }
+        var queryItems: [String] = []
+        if let ownQuery, !ownQuery.isEmpty { queryItems.append(ownQuery) }
+        let encoder = route.request.encodingOptions.formEncoder
+        if let query = route.request.query, let substituted = substitute(query) {
+            let encoded = try encoder.encode(substituted)
+            if !encoded.isEmpty { queryItems.append(encoded) }
+        }
+        if case .object(let parameters)? = route.request.parameters, parametersGoToQuery,
+           let substituted = substitute(parameters) {
+            let encoded = try encoder.encode(substituted)
+            if !encoded.isEmpty { queryItems.append(encoded) }
+        }
+        components.percentEncodedQuery = queryItems.isEmpty ? nil : queryItems.joined(separator: "&")
+        guard let url = components.url, url.host != nil else {
+            throw RequestBuildError("'\(Redactor.redactURLUserinfo(path))' is not a valid URL")
+        }
+        return url
+    }
+
+    /// `url` puts parameters in the query for GET, HEAD and DELETE, in a form body otherwise.
+    private var parametersGoToQuery: Bool {
+        switch route.request.encoding {
+        case .query: return true
+        case .url: return [.get, .head, .delete].contains(route.method)
+        case .form, .json, .multipart: return false
+        }
+    }
+
+    /// RFC 3986 path characters less `/`, so a value stays one segment.
+    static let pathSegmentAllowed = CharacterSet.urlPathAllowed.subtracting(CharacterSet(charactersIn: "/;"))
+
+    // MARK: - Body
+
+    private func buildBody(headers: inout HTTPHeaders) throws -> RequestBody {
+        func setContentType(_ value: String) {
+            if headers["Content-Type"] == nil { headers.update(name: "Content-Type", value: value) }
+        }
+        if let raw = route.request.body {
+            switch raw.source {
+            case .text(let text):
+                setContentType(raw.contentType ?? "text/plain; charset=utf-8")
+                return .data(Data(Template(text).render { params[$0]?.text ?? "" }.utf8))
+            case .base64(let b64):
+                setContentType(raw.contentType ?? "application/octet-stream")
+                return .data(Data(base64Encoded: b64) ?? Data())
+            case .file(let path):
+                setContentType(raw.contentType ?? "application/octet-stream")
+                return .file(path: path)
+            }
+        }
+        switch route.request.parameters {
+        case nil:
+            return .none
+        case .multipart(let parts)?:
+            let form = MultipartFormData(boundary: multipartBoundary, parts: parts.map { part in
+                let name = Template(part.name).render { params[$0]?.text ?? "" }
+                if let file = part.file {
+                    return .file(name: name, path: file, filename: part.filename ?? (file as NSString).lastPathComponent,
+                                 contentType: part.contentType ?? MultipartFormData.mimeType(forPath: file))
+                }
+                let value = Template(part.value ?? "").render { params[$0]?.text ?? "" }
+                return .text(name: name, value: value, contentType: part.contentType)
+            })
+            setContentType(form.contentType)
+            return .multipart(form)
+        case .object(let parameters)?:
+            if parametersGoToQuery { return .none }
+            let substituted = substitute(parameters) ?? .object([])
+            if route.request.encoding == .json {
+                setContentType("application/json")
+                let sorted = route.request.encodingOptions.sortKeys ?? true
+                return .data(try JSONParameterEncoder(sortedKeys: sorted).encode(substituted))
+            }
+            setContentType("application/x-www-form-urlencoded; charset=utf-8")
+            return .data(Data(try route.request.encodingOptions.formEncoder.encode(substituted).utf8))
+        }
+    }
+
+    /// Fills `{{name}}` placeholders: a string that is exactly one placeholder takes the param's value
+    /// with its type (nil, and so dropped, when the param has no value); inside text it is the text.
+    func substitute(_ value: ParameterValue) -> ParameterValue? {
+        switch value {
+        case .string(let s):
+            let template = Template(s)
+            guard template.hasPlaceholders else { return value }
+            if let sole = template.solePlaceholder { return params[sole] }
+            return .string(template.render { params[$0]?.text ?? "" })
+        case .array(let items):
+            return .array(items.compactMap(substitute))
+        case .object(let entries):
+            return .object(entries.compactMap { entry in substitute(entry.value).map { ParameterEntry(key: entry.key, value: $0) } })
+        default:
+            return value
+        }
+    }
+}
