@@ -33,6 +33,7 @@ struct LoadSession {
     var config = LoadedConfig()
     /// Parsed files by absolute path (nil when unreadable or not YAML).
     var parsed: [String: ParsedFile?] = [:]
+    var expandedRoots: Set<String> = []
 
     struct ParsedFile {
         var source: SourceFile
@@ -61,12 +62,17 @@ struct LoadSession {
         var seen: Set<String> = []
         collectRoutes(absolute, stack: [], visible: &visible, seen: &seen)
         register(routeFiles: visible)
-        if let jobs = root.jobs, config.jobsFile == nil {
+        // Every root's jobs are checked; the first jobs file is the one a run executes.
+        if let jobs = root.jobs, !expandedRoots.contains(absolute) {
+            expandedRoots.insert(absolute)
             let settings = root.settings ?? defaultSettings(for: root.source)
-            config.jobsFile = JobsFile(path: root.source.path, settings: settings, jobs: jobs)
             var expander = JobExpander(settings: settings, routes: visibleRoutes(visible), diagnostics: diagnostics)
-            config.jobs = expander.expand(jobs)
+            let expanded = expander.expand(jobs)
             diagnostics = expander.diagnostics
+            if config.jobsFile == nil {
+                config.jobsFile = JobsFile(path: root.source.path, settings: settings, jobs: jobs)
+                config.jobs = expanded
+            }
         }
     }
 

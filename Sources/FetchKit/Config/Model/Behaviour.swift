@@ -168,14 +168,18 @@ public struct ValidationOptions: Sendable, Equatable {
 
     public var status: StatusSet?
     public var contentType: ContentType?
+    /// The largest acceptable body in bytes, like curl's `--max-filesize`.
+    public var maxSize: Int64?
 
-    public init(status: StatusSet? = nil, contentType: ContentType? = nil) {
+    public init(status: StatusSet? = nil, contentType: ContentType? = nil, maxSize: Int64? = nil) {
         self.status = status
         self.contentType = contentType
+        self.maxSize = maxSize
     }
 
     func merged(over b: ValidationOptions) -> ValidationOptions {
-        ValidationOptions(status: pick(status, b.status), contentType: pick(contentType, b.contentType))
+        ValidationOptions(status: pick(status, b.status), contentType: pick(contentType, b.contentType),
+                          maxSize: pick(maxSize, b.maxSize))
     }
 }
 

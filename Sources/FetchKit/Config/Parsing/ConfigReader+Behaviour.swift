@@ -122,8 +122,9 @@ extension ConfigReader {
 
     func validation(_ node: Node) -> ValidationOptions {
         var v = ValidationOptions()
-        guard let e = mapping(node, allowed: ["status", "content_type"], what: "validate") else { return v }
+        guard let e = mapping(node, allowed: ["status", "max_size", "content_type"], what: "validate") else { return v }
         if let n = e["status"] { v.status = statusSet(n) }
+        if let n = e["max_size"] { v.maxSize = size(n) }
         if let n = e["content_type"] {
             if case .scalar = n, let text = string(n) {
                 if text == "accept" {

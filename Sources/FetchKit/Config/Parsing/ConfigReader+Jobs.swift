@@ -77,8 +77,7 @@ extension ConfigReader {
         }
         var needs: [(String, SourceLocation)] = []
         if let n = e["needs"] {
-            let list: [Node] = { if case .scalar = n { return [n] } else { return sequence(n, what: "needs") ?? [] } }()
-            for item in list { if let need = string(item) { needs.append((need, location(item))) } }
+            for item in sequence(n, what: "needs") ?? [] { if let need = string(item) { needs.append((need, location(item))) } }
         }
         var save = e["save"].flatMap { n in string(n).map { OutputPath(template: $0, location: location(n)) } }
         var download = e["download"].flatMap { n in string(n).map { OutputPath(template: $0, location: location(n)) } }

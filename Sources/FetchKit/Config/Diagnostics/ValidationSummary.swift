@@ -1,0 +1,17 @@
+/// The closing line of `fetchctl validate`: `2 errors, 1 warning in 3 files` or `ok: 3 files, 12 routes, 40 jobs`.
+public struct ValidationSummary: Sendable {
+    public let text: String
+
+    public init(config: LoadedConfig, fileCount: Int) {
+        let errors = config.diagnostics.count { $0.severity == .error }
+        let warnings = config.diagnostics.count { $0.severity == .warning }
+        let files = Self.plural(config.sources.count, "file")
+        if errors == 0 && warnings == 0 {
+            text = "ok: \(files), \(Self.plural(config.routes.count, "route")), \(Self.plural(config.jobs.count, "job"))"
+        } else {
+            text = "\(Self.plural(errors, "error")), \(Self.plural(warnings, "warning")) in \(files)"
+        }
+    }
+
+    static func plural(_ n: Int, _ word: String) -> String { "\(n) \(word)\(n == 1 ? "" : "s")" }
+}

@@ -1,0 +1,109 @@
+import Foundation
+
+/// Renders a built request as a cURL command or as raw HTTP/1.1, like Alamofire's
+/// `cURLDescription()`, except that secrets are `<redacted>` unless the redactor is `.none`.
+public struct RequestRenderer: Sendable {
+    public enum Format: String, Sendable, CaseIterable {
+        case curl, http
+    }
+
+    public var redactor: Redactor
+
+    public init(redactor: Redactor) {
+        self.redactor = redactor
+    }
+
+    public func render(_ request: BuiltRequest, format: Format) throws -> String {
+        switch format {
+        case .curl: return try curl(request)
+        case .http: return try http(request)
+        }
+    }
+
+    /// A command that can be pasted into a POSIX shell.
+    public func curl(_ request: BuiltRequest) throws -> String {
+        var lines: [String] = []
+        var first = "curl"
+        switch request.method {
+        case .get: break
+        case .head: first += " --head"
+        default: first += " -X \(request.method.rawValue)"
+        }
+        lines.append(first + " " + Self.shellQuote(redactor.redact(request.url.absoluteString)))
+        var isMultipart = false
+        if case .multipart = request.body { isMultipart = true }
+        for header in request.headers {
+            // curl writes its own multipart Content-Type with its own boundary.
+            if isMultipart, header.name.lowercased() == "content-type" { continue }
+            lines.append("-H " + Self.shellQuote("\(header.name): \(redactor.headerValue(name: header.name, value: header.value))"))
+        }
+        switch request.body {
+        case .none: break
+        case .data(let data):
+            if let text = String(data: data, encoding: .utf8) {
+                lines.append("--data-binary " + Self.shellQuote(redactor.redact(text)))
+            } else {
+                lines.append("--data-binary " + Self.shellQuote("<\(data.count) bytes of binary data>"))
+            }
+        case .file(let path):
+            lines.append("--data-binary " + Self.shellQuote("@" + path))
+        case .multipart(let form):
+            for part in form.parts {
+                switch part {
+                case .text(let name, let value, let contentType):
+                    var field = "\(name)=\(redactor.redact(value))"
+                    if let contentType { field += ";type=\(contentType)" }
+                    lines.append("-F " + Self.shellQuote(field))
+                case .file(let name, let path, let filename, let contentType):
+                    lines.append("-F " + Self.shellQuote("\(name)=@\(path);filename=\(filename);type=\(contentType)"))
+                }
+            }
+        }
+        return lines.joined(separator: " \\\n  ") + "\n"
+    }
+
+    /// The request as it goes on the wire over HTTP/1.1; file contents are summarised, not printed.
+    public func http(_ request: BuiltRequest) throws -> String {
+        var target = request.url.path.isEmpty ? "/" : URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? "/"
+        if target.isEmpty { target = "/" }
+        if let query = URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.percentEncodedQuery { target += "?" + query }
+        var out = "\(request.method.rawValue) \(redactor.redact(target)) HTTP/1.1\r\n"
+        var host = request.url.host ?? ""
+        if let port = request.url.port { host += ":\(port)" }
+        out += "Host: \(host)\r\n"
+        var body = ""
+        var length: Int64?
+        switch request.body {
+        case .none: break
+        case .data(let data):
+            length = Int64(data.count)
+            body = String(data: data, encoding: .utf8).map(redactor.redact) ?? "<\(data.count) bytes of binary data>"
+        case .file(let path):
+            length = try? MultipartFormData.fileSize(path)
+            body = "<contents of \(path)\(length.map { ", \($0) bytes" } ?? "")>"
+        case .multipart(let form):
+            length = try? form.contentLength()
+            for (index, part) in form.parts.enumerated() {
+                body += (index == 0 ? "" : "\r\n") + "--\(form.boundary)\r\n" + form.headerBlock(for: part)
+                switch part {
+                case .text(_, let value, _): body += redactor.redact(value)
+                case .file(_, let path, _, _):
+                    let size = (try? MultipartFormData.fileSize(path)).map { ", \($0) bytes" } ?? ""
+                    body += "<contents of \(path)\(size)>"
+                }
+            }
+            body += (form.parts.isEmpty ? "" : "\r\n") + "--\(form.boundary)--\r\n"
+        }
+        for header in request.headers {
+            out += "\(header.name): \(redactor.headerValue(name: header.name, value: header.value))\r\n"
+        }
+        if let length, request.headers["Content-Length"] == nil { out += "Content-Length: \(length)\r\n" }
+        out += "\r\n" + body
+        return out.replacingOccurrences(of: "\r\n", with: "\n") + (body.isEmpty || body.hasSuffix("\n") ? "" : "\n")
+    }
+
+    /// Single-quotes `s` for a POSIX shell.
+    static func shellQuote(_ s: String) -> String {
+        "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+}
