@@ -1,15 +1,15 @@
 /// Writes JSON text the way Foundation's `JSONEncoder` does (compact, `/` escaped as `\/`,
 /// non-ASCII kept as UTF-8), so output matches Alamofire's `JSONParameterEncoder` byte for byte.
 enum JSONText {
-    /// A JSON string literal for `s`.
-    static func quote(_ s: String) -> String {
+    /// A JSON string literal for `s`. `escapeSlash` matches `JSONEncoder`; diagnostics turn it off.
+    static func quote(_ s: String, escapeSlash: Bool = true) -> String {
         var out = "\""
         out.reserveCapacity(s.utf8.count + 2)
         for scalar in s.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""
             case "\\": out += "\\\\"
-            case "/": out += "\\/"
+            case "/" where escapeSlash: out += "\\/"
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"

@@ -23,6 +23,8 @@ public struct DiagnosticRenderer: Sendable {
         }
     }
 
+    private func quote(_ s: String) -> String { JSONText.quote(s, escapeSlash: false) }
+
     /// `file:line:col: error: message (hint)`, then the source line and a caret under the column.
     public func text(_ d: Diagnostic) -> String {
         var out = "\(d.location): \(d.severity.rawValue): \(d.message)"
@@ -39,13 +41,13 @@ public struct DiagnosticRenderer: Sendable {
     public func json(_ diagnostics: [Diagnostic]) -> String {
         let items = diagnostics.map { d -> String in
             let fields: [(String, String)] = [
-                ("file", JSONText.quote(d.location.file)),
+                ("file", quote(d.location.file)),
                 ("line", String(d.location.line)),
                 ("column", String(d.location.column)),
-                ("severity", JSONText.quote(d.severity.rawValue)),
-                ("code", JSONText.quote(d.code)),
-                ("message", JSONText.quote(d.message)),
-                ("hint", d.hint.map(JSONText.quote) ?? "null"),
+                ("severity", quote(d.severity.rawValue)),
+                ("code", quote(d.code)),
+                ("message", quote(d.message)),
+                ("hint", d.hint.map(quote) ?? "null"),
             ]
             return "  {" + fields.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + "}"
         }

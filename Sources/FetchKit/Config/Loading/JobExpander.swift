@@ -97,8 +97,8 @@ struct JobExpander {
             let key = String(name.dropFirst("matrix.".count))
             used.insert(key)
             if !defined.contains(key) {
-                let hint = EditDistance.hint(for: key, among: defined.sorted()).map { $0.replacingOccurrences(of: "'", with: "'matrix.", options: .anchored) }
-                diagnostics.error("unknown-matrix-key", "'{{\(name)}}' is not a key of job '\(spec.id)''s matrix", at: location,
+                let hint = EditDistance.suggestion(for: key, among: defined.sorted()).map { "did you mean '{{matrix.\($0)}}'?" }
+                diagnostics.error("unknown-matrix-key", "'{{\(name)}}' is not defined in the matrix of job '\(spec.id)'", at: location,
                                   hint: hint ?? (defined.isEmpty ? "add it under matrix:" : "matrix keys: \(defined.sorted().joined(separator: ", "))"))
             }
         }
@@ -224,10 +224,11 @@ struct JobExpander {
             for need in byID[id]?.needs ?? [] {
                 if state[need] == 1 {
                     let cycle = Array(path.drop { $0 != need }) + [id, need]
-                    let key = Set(cycle).sorted().joined(separator: ",")
+                    // Expansions of one matrix job close the same cycle: report it once.
+                    let key = Set(cycle.compactMap { byID[$0]?.spec.id }).sorted().joined(separator: ",")
                     if reported.insert(key).inserted, let job = byID[id],
                        let location = job.spec.needs.first(where: { idsByBase[$0.id]?.contains(need) == true || $0.id == need })?.location {
-                        diagnostics.error("needs-cycle", "needs cycle: \(cycle.dropFirst(cycle.first == id ? 0 : 0).joined(separator: " → "))", at: location,
+                        diagnostics.error("needs-cycle", "needs cycle: \(cycle.joined(separator: " → "))", at: location,
                                           hint: "a job cannot wait for itself; remove one of these needs")
                     }
                 } else if state[need] == nil {

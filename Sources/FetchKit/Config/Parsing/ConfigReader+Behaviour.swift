@@ -65,9 +65,9 @@ extension ConfigReader {
         var r = RetryOptions()
         let keys = ["limit", "backoff", "methods", "statuses", "errors", "retry_after", "budget"]
         guard let e = mapping(node, allowed: keys, what: "retry") else { return r }
-        if let n = e["limit"] { r.limit = int(n, minimum: 0) }
+        if let n = e["limit"] { r.limit = int(n, minimum: 0, name: "retry.limit") }
         if let n = e["backoff"], let b = mapping(n, allowed: ["base", "scale", "max", "jitter"], what: "retry.backoff") {
-            if let n = b["base"] { r.backoffBase = double(n, minimum: 1) }
+            if let n = b["base"] { r.backoffBase = double(n, minimum: 1, name: "backoff.base") }
             if let n = b["scale"] { r.backoffScale = duration(n) }
             if let n = b["max"] { r.backoffMax = duration(n) }
             if let n = b["jitter"] { r.jitter = choice(n, RetryOptions.Jitter.self, what: "jitter") }
@@ -153,7 +153,7 @@ extension ConfigReader {
         }
         var r = RedirectOptions(follow: true)
         guard let e = mapping(node, allowed: ["max", "cross_host"], what: "redirect") else { return RedirectOptions() }
-        if let n = e["max"] { r.max = int(n, minimum: 0) }
+        if let n = e["max"] { r.max = int(n, minimum: 0, name: "redirect.max") }
         if let n = e["cross_host"] { r.crossHost = bool(n) }
         return r
     }

@@ -10,8 +10,8 @@ extension ConfigReader {
     func settings(_ node: Node?) -> Settings {
         var s = Settings(outputDir: resolvePath("out"), stateDir: resolvePath(".fetchctl"))
         guard let node, let e = mapping(node, allowed: Self.settingsKeys, what: "settings") else { return s }
-        if let n = e["concurrency"] { s.concurrency = int(n, minimum: 1) ?? s.concurrency }
-        if let n = e["per_host"] { s.perHost = int(n, minimum: 1) ?? s.perHost }
+        if let n = e["concurrency"] { s.concurrency = int(n, minimum: 1, name: "concurrency") ?? s.concurrency }
+        if let n = e["per_host"] { s.perHost = int(n, minimum: 1, name: "per_host") ?? s.perHost }
         if let n = e["rate_limits"], let r = anyMapping(n, what: "rate_limits") {
             for (host, _, value) in r.items { if let rate = rate(value) { s.rateLimits.append((host, rate)) } }
         }
@@ -33,27 +33,27 @@ extension ConfigReader {
         if !Self.isJobID(id) {
             error("invalid-id", "invalid job id '\(id)'", at: idNode, hint: "use letters, digits, '_', '.' and '-'")
         }
-        let target: JobSpec.Target
+        // Keep reading after a bad target so one pass reports every problem of the job.
+        var target: JobSpec.Target?
         switch (e["route"], e["url"]) {
         case (let r?, nil):
-            guard let name = string(r, what: "a route name (service.route)") else { return nil }
+            let name = string(r, what: "a route name (service.route)")
             for key in Self.adHocOnlyKeys {
                 if let k = e.keyNode(key) {
-                    error("key-not-allowed", "'\(key)' is for ad-hoc jobs (url:); job '\(id)' uses route '\(name)'", at: k,
+                    error("key-not-allowed", "'\(key)' is for ad-hoc jobs (url:); job '\(id)' uses route '\(name ?? "")'", at: k,
                           hint: "set it on the route, or use url: instead of route:")
                 }
             }
-            target = .route(name, location(r))
+            target = name.map { .route($0, location(r)) }
         case (nil, let u?):
-            guard let url = url(u) else { return nil }
+            let url = url(u)
             let method = e["method"].flatMap { self.method($0) } ?? HTTPMethod.get
-            target = .url(url, method: method, request: requestSpec(e, method: method, methodNode: e["method"]))
+            let request = requestSpec(e, method: method, methodNode: e["method"])
+            target = url.map { .url($0, method: method, request: request) }
         case (.some, .some):
             error("conflicting-keys", "job '\(id)' has both 'route' and 'url'; give one", at: e.keyNode("url")!)
-            return nil
         case (nil, nil):
             error("missing-key", "job '\(id)' needs 'route' or 'url'", at: node)
-            return nil
         }
         var params: [(String, ParameterValue, SourceLocation)] = []
         if let n = e["params"], let p = anyMapping(n, what: "params") {
@@ -90,6 +90,7 @@ extension ConfigReader {
         if let c = e.keyNode("checksum"), e["download"] == nil {
             error("conflicting-keys", "'checksum' needs 'download' (only downloads are verified)", at: c)
         }
+        guard let target else { return nil }
         return JobSpec(id: id, description: e["description"].flatMap { string($0) }, target: target, params: params,
                        matrix: matrix, needs: needs, save: save, download: download, checksum: checksum,
                        behaviour: behaviour(e), location: location(idNode), baseDirectory: directory)

@@ -48,9 +48,10 @@ extension ConfigReader {
     func route(name: String, service: String, node: Node, keyNode: Node) -> RouteSpec? {
         guard let e = mapping(node, allowed: Self.routeKeys, what: "route '\(name)'") else { return nil }
         let method = e["method"].flatMap { self.method($0) } ?? HTTPMethod.get
-        guard let pathNode = requireKey("path", in: e, of: node, what: "route '\(name)'"),
-              let path = string(pathNode, what: "a path (like /users/{{id}})") else { return nil }
-        if !path.hasPrefix("/") {
+        // Keep reading after a bad path so one pass reports every problem of the route.
+        let pathNode = requireKey("path", in: e, of: node, what: "route '\(name)'")
+        let path = pathNode.flatMap { string($0, what: "a path (like /users/{{id}})") }
+        if let path, let pathNode, !path.hasPrefix("/") {
             error("invalid-value", "route path must start with '/', found '\(path)'", at: pathNode)
         }
         var params: [ParamSpec] = []
@@ -64,7 +65,8 @@ extension ConfigReader {
             }
         }
         // Path placeholders that are not declared are implicitly required strings.
-        for placeholder in Template(path).placeholders where !params.contains(where: { $0.name == placeholder }) {
+        for placeholder in Template(path ?? "").placeholders where !params.contains(where: { $0.name == placeholder }) {
+            guard let pathNode else { break }
             if placeholder.hasPrefix("matrix.") || !Template.isValidName(placeholder) {
                 error("undeclared-placeholder", "'{{\(placeholder)}}' in a route path must name a param", at: pathNode)
                 continue
@@ -74,7 +76,6 @@ extension ConfigReader {
             implicit.isImplicit = true
             params.append(implicit)
         }
-        let request = requestSpec(e, method: method, methodNode: e["method"])
         var download: DownloadOptions?
         if let n = e["download"] {
             if case .scalar = n {
@@ -83,9 +84,12 @@ extension ConfigReader {
                 download = DownloadOptions(resumable: d["resumable"].flatMap { bool($0) } ?? true)
             }
         }
+        let request = requestSpec(e, method: method, methodNode: e["method"])
+        let behaviour = behaviour(e)
+        guard let path else { return nil }
         let route = RouteSpec(service: service, name: name, method: method, path: path,
                               description: e["description"].flatMap { string($0) }, params: params, request: request,
-                              behaviour: behaviour(e), download: download, location: location(keyNode))
+                              behaviour: behaviour, download: download, location: location(keyNode))
         checkPlaceholders(of: route, entries: e)
         return route
     }

@@ -175,27 +175,28 @@ final class ConfigReader {
         }
     }
 
-    func int(_ node: Node, minimum: Int? = nil) -> Int? {
+    /// An integer; `name` (the key) makes a range error say what is out of range.
+    func int(_ node: Node, minimum: Int? = nil, name: String? = nil) -> Int? {
         guard let (text, complete) = scalarText(node, what: "an integer"), complete else { return nil }
         guard let value = Int(text) else {
             error("type-mismatch", "expected an integer, found '\(text)'", at: node)
             return nil
         }
         if let minimum, value < minimum {
-            error("invalid-value", "must be at least \(minimum), found \(value)", at: node)
+            error("invalid-value", "\(name.map { "'\($0)' " } ?? "")must be at least \(minimum), found \(value)", at: node)
             return nil
         }
         return value
     }
 
-    func double(_ node: Node, minimum: Double? = nil) -> Double? {
+    func double(_ node: Node, minimum: Double? = nil, name: String? = nil) -> Double? {
         guard let (text, complete) = scalarText(node, what: "a number"), complete else { return nil }
         guard let value = Double(text), value.isFinite else {
             error("type-mismatch", "expected a number, found '\(text)'", at: node)
             return nil
         }
         if let minimum, value < minimum {
-            error("invalid-value", "must be at least \(JSONText.number(minimum)), found \(text)", at: node)
+            error("invalid-value", "\(name.map { "'\($0)' " } ?? "")must be at least \(JSONText.number(minimum)), found \(text)", at: node)
             return nil
         }
         return value
