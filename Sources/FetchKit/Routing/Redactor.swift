@@ -11,17 +11,34 @@ public struct Redactor: Sendable {
     /// Extra header names to hide (e.g. an `auth: {header: …}` name), lowercased.
     public let secretHeaders: Set<String>
 
+    /// False only for `--show-secrets`.
+    public let isEnabled: Bool
+
     public init(secrets: some Sequence<String> = [], secretHeaders: some Sequence<String> = [String]()) {
-        self.secrets = Set(secrets.filter { $0.count >= 1 }).sorted { $0.count > $1.count || ($0.count == $1.count && $0 < $1) }
+        // Each secret also as it appears once escaped into a query string or a path.
+        var forms: Set<String> = []
+        for secret in secrets where !secret.isEmpty {
+            forms.insert(secret)
+            for encoder in [URLEncodedFormEncoder(), URLEncodedFormEncoder(spaceEncoding: .plusReplaced)] {
+                forms.insert(encoder.escape(secret))
+            }
+            if let path = secret.addingPercentEncoding(withAllowedCharacters: Router.pathSegmentAllowed) { forms.insert(path) }
+        }
+        self.secrets = forms.sorted { $0.count > $1.count || ($0.count == $1.count && $0 < $1) }
         self.secretHeaders = Set(secretHeaders.map { $0.lowercased() }).union(Self.alwaysSecretHeaders)
+        self.isEnabled = true
+    }
+
+    private init(disabled: Void) {
+        secrets = []
+        secretHeaders = []
+        isEnabled = false
     }
 
     /// A redactor that hides nothing (for `--show-secrets`).
-    public static let none = Redactor(secrets: [], secretHeaders: [String]())
+    public static let none = Redactor(disabled: ())
 
-    public var isDisabled: Bool { secrets.isEmpty && secretHeaders.isEmpty }
-
-    public func isSecretHeader(_ name: String) -> Bool { secretHeaders.contains(name.lowercased()) }
+    public func isSecretHeader(_ name: String) -> Bool { isEnabled && secretHeaders.contains(name.lowercased()) }
 
     /// The value to show for header `name`.
     public func headerValue(name: String, value: String) -> String {
@@ -30,16 +47,10 @@ public struct Redactor: Sendable {
 
     /// `text` with every secret value and URL userinfo replaced by `<redacted>`.
     public func redact(_ text: String) -> String {
+        guard isEnabled else { return text }
         var out = Self.redactURLUserinfo(text)
         for secret in secrets where out.contains(secret) {
             out = out.replacingOccurrences(of: secret, with: Self.placeholder)
-        }
-        // A secret may also appear percent-encoded in a URL.
-        for secret in secrets {
-            if let encoded = secret.addingPercentEncoding(withAllowedCharacters: URLEncodedFormEncoder.allowedWithSpace),
-               encoded != secret, out.contains(encoded) {
-                out = out.replacingOccurrences(of: encoded, with: Self.placeholder)
-            }
         }
         return out
     }

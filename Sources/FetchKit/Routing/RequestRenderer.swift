@@ -99,7 +99,8 @@ public struct RequestRenderer: Sendable {
         }
         if let length, request.headers["Content-Length"] == nil { out += "Content-Length: \(length)\r\n" }
         out += "\r\n" + body
-        return out.replacingOccurrences(of: "\r\n", with: "\n") + (body.isEmpty || body.hasSuffix("\n") ? "" : "\n")
+        let text = out.replacingOccurrences(of: "\r\n", with: "\n")
+        return body.isEmpty || text.hasSuffix("\n") ? text : text + "\n"
     }
 
     /// Single-quotes `s` for a POSIX shell.
