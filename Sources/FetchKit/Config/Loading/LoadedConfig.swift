@@ -55,6 +55,10 @@ public struct ExpandedJob: Sendable {
     /// Fully layered behaviour: job > route > route file defaults > settings > built-in.
     public var behaviour: Behaviour
 
-    /// A router that builds this job's request.
-    public var router: Router { Router(route: route, params: params, behaviour: behaviour) }
+    /// A router that builds this job's request; matrix values fill `{{matrix.key}}` in job headers.
+    public var router: Router {
+        var values = params
+        for (key, value) in matrix { values["matrix.\(key)"] = value }
+        return Router(route: route, params: values, behaviour: behaviour)
+    }
 }
