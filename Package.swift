@@ -29,7 +29,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "FetchKitTests", dependencies: ["FetchKit"]),
-        .testTarget(name: "fetchctlTests", dependencies: ["FetchKit"]),
+        .testTarget(name: "fetchctlTests", dependencies: ["fetchctl", "FetchKit"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1076,6 +1076,7 @@ public enum JSONSchemas {
     }
   }
 }
+
 """#
 
     public static let jobs = #"""
@@ -2544,5 +2545,6 @@ public enum JSONSchemas {
     }
   }
 }
+
 """#
 }

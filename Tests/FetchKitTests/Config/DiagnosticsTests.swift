@@ -210,9 +210,9 @@ import Testing
             jobs.yaml:10:53: error: param 'lang' must match the pattern ^[a-z]+$, found 'Swift'
                 params: {q: swift, page: 0, sort: oldest, lang: "Swift", color: red}
                                                                 ^
-            jobs.yaml:10:69: error: route 'api.search' has no param 'color' (its params: q, page, sort, lang, unused)
+            jobs.yaml:10:62: error: route 'api.search' has no param 'color' (its params: q, page, sort, lang, unused)
                 params: {q: swift, page: 0, sort: oldest, lang: "Swift", color: red}
-                                                                                ^
+                                                                         ^
             jobs.yaml:12:12: error: job 's3' is missing required param 'q' of route 'api.search' (add it under params:)
                 route: api.search
                        ^

@@ -121,14 +121,14 @@ struct JobExpander {
     private mutating func bindParams(_ spec: JobSpec, route: CompiledRoute, matrix: [String: ParameterValue]) -> [String: ParameterValue] {
         let filler = Router(route: route, params: matrix)
         var bound: [String: ParameterValue] = [:]
-        for (name, raw, location) in spec.params {
+        for (name, raw, location, keyLocation) in spec.params {
             guard let value = filler.substitute(raw) else { continue }
             if route.isAdHoc {
                 bound[name] = value
                 continue
             }
             guard let param = route.param(named: name) else {
-                diagnostics.error("unknown-param", "route '\(route.name)' has no param '\(name)'", at: location,
+                diagnostics.error("unknown-param", "route '\(route.name)' has no param '\(name)'", at: keyLocation,
                                   hint: EditDistance.hint(for: name, among: route.params.map(\.name))
                                     ?? "its params: \(route.params.map(\.name).joined(separator: ", "))")
                 continue

@@ -42,8 +42,8 @@ public struct JobSpec: Sendable {
     public var id: String
     public var description: String?
     public var target: Target
-    /// Params in written order, each with the location of its value.
-    public var params: [(name: String, value: ParameterValue, location: SourceLocation)]
+    /// Params in written order, each with the locations of its value and its key.
+    public var params: [(name: String, value: ParameterValue, location: SourceLocation, keyLocation: SourceLocation)]
     public var matrix: [(key: String, values: [ParameterValue], location: SourceLocation)]
     public var needs: [(id: String, location: SourceLocation)]
     public var save: OutputPath?

@@ -55,9 +55,9 @@ extension ConfigReader {
         case (nil, nil):
             error("missing-key", "job '\(id)' needs 'route' or 'url'", at: node)
         }
-        var params: [(String, ParameterValue, SourceLocation)] = []
+        var params: [(String, ParameterValue, SourceLocation, SourceLocation)] = []
         if let n = e["params"], let p = anyMapping(n, what: "params") {
-            params = p.items.map { ($0.key, value($0.value), location($0.value)) }
+            params = p.items.map { ($0.key, value($0.value), location($0.value), location($0.keyNode)) }
         }
         var matrix: [(String, [ParameterValue], SourceLocation)] = []
         if let n = e["matrix"], let m = anyMapping(n, what: "matrix") {
