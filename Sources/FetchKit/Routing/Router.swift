@@ -14,11 +14,11 @@ public struct Router: URLRequestConvertible {
     public var params: [String: ParameterValue]
     /// Fully layered behaviour (headers and auth are used here).
     public var behaviour: Behaviour
-    /// The multipart boundary; random unless a caller needs a stable one.
-    public var multipartBoundary: String
+    /// The multipart boundary; nil makes a random one for each multipart body built.
+    public var multipartBoundary: String?
 
     public init(route: CompiledRoute, params: [String: ParameterValue], behaviour: Behaviour? = nil,
-                multipartBoundary: String = MultipartFormData.randomBoundary()) {
+                multipartBoundary: String? = nil) {
         self.route = route
         self.params = params
         self.behaviour = behaviour ?? route.behaviour
@@ -127,7 +127,7 @@ public struct Router: URLRequestConvertible {
         case nil:
             return .none
         case .multipart(let parts)?:
-            let form = MultipartFormData(boundary: multipartBoundary, parts: parts.map { part in
+            let form = MultipartFormData(boundary: multipartBoundary ?? MultipartFormData.randomBoundary(), parts: parts.map { part in
                 let name = Template(part.name).render { params[$0]?.text ?? "" }
                 if let file = part.file {
                     return .file(name: name, path: file, filename: part.filename ?? (file as NSString).lastPathComponent,

@@ -107,3 +107,40 @@ import Testing
         #expect(config.redactor.redact("token ghp_x") == "token <redacted>")
     }
 }
+
+@Suite struct YAMLFeatureTests {
+    @Test func mergeKeysAndAnchorsShareBlocks() throws {
+        let fixture = try ConfigFixture(["r.yaml": """
+            version: 1
+            service: api
+            base_url: https://a.org
+            routes:
+              list: &base
+                path: /list
+                retry: {limit: 5}
+                headers: {Accept: text/csv}
+              other:
+                <<: *base
+                path: /other
+            """])
+        let config = fixture.load("r.yaml")
+        #expect(config.diagnostics.isEmpty, "\(config.diagnostics)")
+        let other = try #require(config.routes["api.other"])
+        #expect(other.urlTemplate == "https://a.org/other")
+        #expect(other.behaviour.retry.limit == 5)
+        #expect(other.behaviour.resolvedHeaders["accept"] == "text/csv")
+    }
+
+    @Test func plainScalarsAreTypedQuotedOnesStayStrings() {
+        #expect(PlainScalar.value("42") == .int(42))
+        #expect(PlainScalar.value("-1_000") == .int(-1000))
+        #expect(PlainScalar.value("0x1F") == .int(31))
+        #expect(PlainScalar.value("1.5") == .double(1.5))
+        #expect(PlainScalar.value("1e3") == .double(1000))
+        #expect(PlainScalar.value("yes") == .bool(true))
+        #expect(PlainScalar.value("~") == .null)
+        #expect(PlainScalar.value("1.2.3") == nil)
+        #expect(PlainScalar.value("v1") == nil)
+        #expect(PlainScalar.value("2026-11-21") == nil)
+    }
+}

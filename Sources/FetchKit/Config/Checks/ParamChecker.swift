@@ -27,7 +27,7 @@ public enum ParamChecker {
             }
         }
         if let pattern = spec.pattern, case .string(let text) = coerced,
-           let regex = try? NSRegularExpression(pattern: pattern),
+           let regex = RegexCache.shared.regex(pattern),
            regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) == nil {
             return .failure(Problem(message: "must match the pattern \(pattern), found \(show(coerced))"))
         }
@@ -106,7 +106,7 @@ extension ParameterValue {
 /// object params given as text on the command line.
 enum JSONValueParser {
     static func parse(_ text: String) -> ParameterValue? {
-        guard let node = try? Yams.compose(yaml: text) else { return nil }
+        guard let node = try? Yams.compose(yaml: text, .basic) else { return nil }
         return ParameterValue(plainNode: node)
     }
 }
@@ -116,11 +116,9 @@ extension ParameterValue {
     init(plainNode node: Node) {
         switch node {
         case .scalar(let scalar):
-            if scalar.style == .plain || scalar.style == .any {
-                if node.null != nil { self = .null; return }
-                if let int = node.int { self = .int(int); return }
-                if let double = node.float { self = .double(double); return }
-                if let bool = node.bool { self = .bool(bool); return }
+            if scalar.style == .plain || scalar.style == .any, let typed = PlainScalar.value(scalar.string) {
+                self = typed
+                return
             }
             self = .string(scalar.string)
         case .sequence(let sequence):

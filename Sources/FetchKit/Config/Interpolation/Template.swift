@@ -8,6 +8,11 @@ public struct Template: Sendable, Equatable {
     public let parts: [Part]
 
     public init(_ text: String) {
+        // Most strings have no placeholder: skip the search (this runs for every value of every job).
+        guard Self.mayContainPlaceholder(text) else {
+            parts = [.literal(text)]
+            return
+        }
         var parts: [Part] = []
         var rest = Substring(text)
         while let open = rest.range(of: "{{"), let close = rest[open.upperBound...].range(of: "}}") {
@@ -18,6 +23,19 @@ public struct Template: Sendable, Equatable {
         }
         if !rest.isEmpty || parts.isEmpty { parts.append(.literal(String(rest))) }
         self.parts = parts
+    }
+
+    static func mayContainPlaceholder(_ text: String) -> Bool {
+        var previousWasBrace = false
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: "{") {
+                if previousWasBrace { return true }
+                previousWasBrace = true
+            } else {
+                previousWasBrace = false
+            }
+        }
+        return false
     }
 
     /// The placeholder names, in order of appearance.

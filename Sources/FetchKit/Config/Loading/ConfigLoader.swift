@@ -100,7 +100,8 @@ struct LoadSession {
         config.sources.append(source)
         let node: Node
         do {
-            guard let composed = try Yams.compose(yaml: text) else {
+            // The basic resolver types nothing (no regex per scalar); ConfigReader types plain scalars itself.
+            guard let composed = try Yams.compose(yaml: text, .basic) else {
                 diagnostics.error("missing-key", "the file is empty; it needs at least 'version: 1'",
                                   at: SourceLocation(file: path, line: 1, column: 1))
                 return nil

@@ -7,11 +7,14 @@ struct JobExpander {
     let settings: Settings
     let routes: [String: CompiledRoute]
     var diagnostics: DiagnosticBag
+    /// `output_dir`, standardized once.
+    let outputRoot: String
 
     init(settings: Settings, routes: [String: CompiledRoute], diagnostics: DiagnosticBag) {
         self.settings = settings
         self.routes = routes
         self.diagnostics = diagnostics
+        outputRoot = (settings.outputDir as NSString).standardizingPath
     }
 
     mutating func expand(_ specs: [JobSpec]) -> [ExpandedJob] {
@@ -169,8 +172,8 @@ struct JobExpander {
                                      outputs: inout [String: String]) -> String? {
         let rendered = Template(path.template).render { context[$0]?.text }
         if Template(rendered).hasPlaceholders { return nil }  // an unknown placeholder, reported elsewhere
-        let root = (settings.outputDir as NSString).standardizingPath
-        let full = rendered.hasPrefix("/") ? rendered : (root as NSString).appendingPathComponent(rendered)
+        let root = outputRoot
+        let full = rendered.hasPrefix("/") ? rendered : root + "/" + rendered
         let normalized = Self.normalize(full)
         guard !rendered.isEmpty, normalized.hasPrefix(root + "/") else {
             diagnostics.error("path-escapes-output", "output path '\(rendered)' of job '\(jobID)' is outside output_dir", at: path.location,

@@ -55,12 +55,12 @@ final class ConfigReader {
     /// The entries of a mapping whose keys must come from `allowed`; unknown keys are reported with a
     /// "did you mean" hint. `what` names the mapping in messages ("route", "retry").
     func mapping(_ node: Node, allowed: [String], what: String) -> Entries? {
-        guard case .mapping(let mapping) = node else {
+        guard case .mapping = node else {
             typeMismatch(node, expected: "a mapping (\(what))")
             return nil
         }
         var items: [(String, Node, Node)] = []
-        for (keyNode, value) in mapping {
+        for (keyNode, value) in mergedPairs(node) {
             guard case .scalar(let scalar) = keyNode else {
                 error("type-mismatch", "keys of \(what) must be strings", at: keyNode)
                 continue
@@ -78,12 +78,12 @@ final class ConfigReader {
 
     /// A mapping with free-form string keys (headers, params, matrix…): entries in written order.
     func anyMapping(_ node: Node, what: String) -> Entries? {
-        guard case .mapping(let mapping) = node else {
+        guard case .mapping = node else {
             typeMismatch(node, expected: "a mapping (\(what))")
             return nil
         }
         var items: [(String, Node, Node)] = []
-        for (keyNode, value) in mapping {
+        for (keyNode, value) in mergedPairs(node) {
             guard case .scalar(let scalar) = keyNode else {
                 error("type-mismatch", "keys of \(what) must be strings", at: keyNode)
                 continue
@@ -91,6 +91,42 @@ final class ConfigReader {
             items.append((scalar.string, keyNode, value))
         }
         return Entries(items: items)
+    }
+
+    /// A mapping's pairs with YAML merge keys applied: `<<: *defaults` (or a list of aliases) adds the
+    /// merged mappings' keys that the mapping does not set itself.
+    func mergedPairs(_ node: Node) -> [(Node, Node)] {
+        guard case .mapping(let mapping) = node else { return [] }
+        var own: [(Node, Node)] = []
+        var merged: [(Node, Node)] = []
+        for (key, value) in mapping {
+            guard case .scalar(let scalar) = key, scalar.string == "<<", scalar.style == .plain || scalar.style == .any else {
+                own.append((key, value))
+                continue
+            }
+            let sources: [Node]
+            switch value {
+            case .mapping: sources = [value]
+            case .sequence(let list): sources = Array(list)
+            default:
+                error("type-mismatch", "a merge key '<<' takes a mapping or a list of mappings", at: value)
+                continue
+            }
+            for source in sources {
+                guard case .mapping = source else {
+                    error("type-mismatch", "a merge key '<<' takes a mapping or a list of mappings", at: source)
+                    continue
+                }
+                merged += mergedPairs(source)
+            }
+        }
+        let ownKeys = Set(own.compactMap { $0.0.string })
+        var seen: Set<String> = []
+        let inherited = merged.filter { pair in
+            guard let key = pair.0.string else { return true }
+            return !ownKeys.contains(key) && seen.insert(key).inserted
+        }
+        return own + inherited
     }
 
     func sequence(_ node: Node, what: String) -> [Node]? {
@@ -306,13 +342,8 @@ final class ConfigReader {
     func value(_ node: Node) -> ParameterValue {
         switch node {
         case .scalar(let scalar):
-            if scalar.style == .plain || scalar.style == .any {
-                if isNull(node) { return .null }
-                if !scalar.string.contains("$") {
-                    if let int = node.int { return .int(int) }
-                    if let double = node.float, scalar.string.first != "." { return .double(double) }
-                    if let bool = node.bool { return .bool(bool) }
-                }
+            if scalar.style == .plain || scalar.style == .any, let typed = PlainScalar.value(scalar.string) {
+                return typed
             }
             return .string(interpolate(scalar.string, at: node).text)
         case .sequence(let sequence):
