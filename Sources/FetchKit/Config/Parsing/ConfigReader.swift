@@ -55,28 +55,18 @@ final class ConfigReader {
     /// The entries of a mapping whose keys must come from `allowed`; unknown keys are reported with a
     /// "did you mean" hint. `what` names the mapping in messages ("route", "retry").
     func mapping(_ node: Node, allowed: [String], what: String) -> Entries? {
-        guard case .mapping = node else {
-            typeMismatch(node, expected: "a mapping (\(what))")
-            return nil
+        guard var entries = anyMapping(node, what: what) else { return nil }
+        entries.items.removeAll { item in
+            guard !allowed.contains(item.key) else { return false }
+            error("unknown-key", "unknown key '\(item.key)' in \(what)", at: item.keyNode,
+                  hint: EditDistance.hint(for: item.key, among: allowed))
+            return true
         }
-        var items: [(String, Node, Node)] = []
-        for (keyNode, value) in mergedPairs(node) {
-            guard case .scalar(let scalar) = keyNode else {
-                error("type-mismatch", "keys of \(what) must be strings", at: keyNode)
-                continue
-            }
-            let key = scalar.string
-            if !allowed.contains(key) {
-                let suggestion = EditDistance.hint(for: key, among: allowed)
-                error("unknown-key", "unknown key '\(key)' in \(what)", at: keyNode, hint: suggestion)
-                continue
-            }
-            items.append((key, keyNode, value))
-        }
-        return Entries(items: items)
+        return entries
     }
 
-    /// A mapping with free-form string keys (headers, params, matrix…): entries in written order.
+    /// A mapping with free-form string keys (headers, params, matrix…): entries in written order, YAML
+    /// merge keys applied.
     func anyMapping(_ node: Node, what: String) -> Entries? {
         guard case .mapping = node else {
             typeMismatch(node, expected: "a mapping (\(what))")
