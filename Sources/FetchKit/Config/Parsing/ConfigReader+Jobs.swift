@@ -48,7 +48,7 @@ extension ConfigReader {
         case (nil, let u?):
             let url = url(u)
             let method = e["method"].flatMap { self.method($0) } ?? HTTPMethod.get
-            let request = requestSpec(e, method: method, methodNode: e["method"])
+            let request = requestSpec(e, method: method)
             target = url.map { .url($0, method: method, request: request) }
         case (.some, .some):
             error("conflicting-keys", "job '\(id)' has both 'route' and 'url'; give one", at: e.keyNode("url")!)

@@ -8,7 +8,7 @@ enum RequestKeys {
 extension ConfigReader {
     /// Reads `parameters`, `encoding`, `encoding_options`, `query` and `body`, and checks them against
     /// the method (GET and HEAD carry no body).
-    func requestSpec(_ e: Entries, method: HTTPMethod, methodNode: Node?) -> RequestSpec {
+    func requestSpec(_ e: Entries, method: HTTPMethod) -> RequestSpec {
         var spec = RequestSpec()
         if let n = e["encoding"], let kind = choice(n, ParameterEncodingKind.self, what: "encoding") {
             spec.encoding = kind

@@ -84,7 +84,7 @@ extension ConfigReader {
                 download = DownloadOptions(resumable: d["resumable"].flatMap { bool($0) } ?? true)
             }
         }
-        let request = requestSpec(e, method: method, methodNode: e["method"])
+        let request = requestSpec(e, method: method)
         let behaviour = behaviour(e)
         guard let path else { return nil }
         let route = RouteSpec(service: service, name: name, method: method, path: path,
