@@ -7,11 +7,13 @@ let package = Package(
     products: [
         .executable(name: "fetchctl", targets: ["fetchctl"]),
         .library(name: "FetchKit", targets: ["FetchKit"]),
+        .library(name: "FetchKitTesting", targets: ["FetchKitTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     ],
     targets: [
         .target(
@@ -21,6 +23,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .target(
+            name: "FetchKitTesting",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
         .executableTarget(
             name: "fetchctl",
             dependencies: [
@@ -28,7 +39,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "FetchKitTests", dependencies: ["FetchKit"]),
+        .testTarget(name: "FetchKitTests", dependencies: ["FetchKit", "FetchKitTesting"]),
         .testTarget(name: "fetchctlTests", dependencies: ["fetchctl", "FetchKit"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,113 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// Reads a request, asks the routes for a `Reply`, and writes it: in blocks, waiting for each write,
+/// with the delays, stalls and drops the reply asks for.
+final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let state: TestServerState
+    private var head: HTTPRequestHead?
+    private var body: [UInt8] = []
+    private var keepAlive = true
+
+    static let blockSize = 64 * 1024
+
+    init(state: TestServerState) {
+        self.state = state
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        state.connectionOpened()
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        state.connectionClosed()
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            self.head = head
+            body = []
+            keepAlive = head.isKeepAlive
+        case .body(var buffer):
+            body += buffer.readBytes(length: buffer.readableBytes) ?? []
+        case .end:
+            guard let head else { return }
+            self.head = nil
+            let components = URLComponents(string: head.uri)
+            var query: [String: String] = [:]
+            for item in components?.queryItems ?? [] { query[item.name] = item.value ?? "" }
+            let request = ServerRequest(method: head.method, uri: head.uri, path: components?.path ?? head.uri,
+                                        query: query, headers: head.headers, body: body)
+            state.requestStarted(RecordedRequest(
+                method: head.method.rawValue, uri: head.uri, path: request.path,
+                headers: head.headers.map { ($0.name, $0.value) }, bodyBytes: body.count, time: .now))
+            let reply = TestServerRoutes.reply(to: request, state: state)
+            if reply.delay > .zero {
+                context.eventLoop.assumeIsolated().scheduleTask(in: reply.delay) {
+                    self.send(reply, context: context)
+                }
+            } else {
+                send(reply, context: context)
+            }
+        }
+    }
+
+    private func send(_ reply: Reply, context: ChannelHandlerContext) {
+        var headers = HTTPHeaders(reply.headers)
+        if reply.sendsContentLength, headers["Content-Length"].isEmpty {
+            headers.replaceOrAdd(name: "Content-Length", value: String(reply.body.count))
+        }
+        if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: reply.status, headers: headers))), promise: nil)
+        writeBody(reply, from: 0, context: context)
+    }
+
+    /// Writes the body from `offset`, one block per write, honouring drop and stall points.
+    private func writeBody(_ reply: Reply, from offset: Int, context: ChannelHandlerContext) {
+        let total = reply.body.count
+        if let drop = reply.dropAfter, offset >= drop {
+            context.flush()
+            state.requestFinished()
+            context.close(promise: nil)
+            return
+        }
+        if offset >= total {
+            let keepAlive = self.keepAlive
+            context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
+                self.state.requestFinished()
+                if !keepAlive { context.close(promise: nil) }
+            }
+            return
+        }
+        var end = min(total, offset + Self.blockSize)
+        if let drop = reply.dropAfter { end = min(end, drop) }
+        if let stall = reply.stallAfter, offset < stall { end = min(end, stall) }
+        var buffer = context.channel.allocator.buffer(capacity: end - offset)
+        switch reply.body {
+        case .bytes(let bytes): buffer.writeBytes(bytes[offset..<end])
+        case .generated(let range, let seed):
+            buffer.writeBytes(GeneratedBytes.block(offset: range.lowerBound + offset, count: end - offset, seed: seed))
+        case .slice(let bytes, let range): buffer.writeBytes(bytes[(range.lowerBound + offset)..<(range.lowerBound + end)])
+        }
+        context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer)))).assumeIsolated().whenComplete { result in
+            guard case .success = result else {
+                self.state.requestFinished()
+                return
+            }
+            if let stall = reply.stallAfter, end == stall, reply.stallFor > .zero {
+                context.eventLoop.assumeIsolated().scheduleTask(in: reply.stallFor) {
+                    self.writeBody(reply, from: end, context: context)
+                }
+            } else {
+                self.writeBody(reply, from: end, context: context)
+            }
+        }
+    }
+}
