@@ -27,6 +27,11 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
         }
     }
 
+    /// Appends a header even when one of that name exists (responses may repeat `Set-Cookie`).
+    public mutating func add(name: String, value: String) {
+        headers.append(Header(name: name, value: value))
+    }
+
     public mutating func remove(name: String) {
         headers.removeAll { $0.name.lowercased() == name.lowercased() }
     }

@@ -1,0 +1,45 @@
+/// The one runtime error type: a stable machine `code` (the `error` field of the log), a human
+/// message, and the (redacted) URL it concerns.
+public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Stable, snake_case codes; scripts and tests match on them.
+    public enum Code: String, Sendable, CaseIterable {
+        /// A connect, read (stall) or total deadline passed.
+        case timeout
+        /// The connection was refused, reset or closed before a response.
+        case connection
+        case dns
+        case tls
+        case tlsHandshake = "tls_handshake"
+        /// The body ended before the length the server promised.
+        case truncated
+        /// The status is not in the route's `validate.status`.
+        case status
+        /// The response failed content-type or size validation.
+        case validation
+        case redirect
+        case auth
+        case cancelled
+        case io
+        case diskFull = "disk_full"
+        case checksum
+        case invalidRequest = "invalid_request"
+    }
+
+    public var code: Code
+    public var message: String
+    /// The request URL with secrets redacted, when the error concerns one.
+    public var url: String?
+    /// The HTTP status, when a response arrived.
+    public var status: Int?
+
+    public init(_ code: Code, _ message: String, url: String? = nil, status: Int? = nil) {
+        self.code = code
+        self.message = message
+        self.url = url
+        self.status = status
+    }
+
+    public var description: String {
+        "\(code.rawValue): \(message)" + (url.map { " (\($0))" } ?? "")
+    }
+}

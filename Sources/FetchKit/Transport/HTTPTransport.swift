@@ -1,0 +1,45 @@
+import Foundation
+import NIOCore
+
+/// Deadlines for one attempt. `read` is the longest silence allowed between body chunks (a stall
+/// watchdog), which AsyncHTTPClient's own deadline does not cover.
+public struct TransportTimeouts: Sendable, Equatable {
+    public var connect: Duration
+    public var read: Duration
+    public var total: Duration?
+
+    /// Built-in defaults: connect 30 s, read 60 s, no total limit.
+    public static let defaults = TransportTimeouts(connect: .seconds(30), read: .seconds(60), total: nil)
+
+    public init(connect: Duration, read: Duration, total: Duration?) {
+        self.connect = connect
+        self.read = read
+        self.total = total
+    }
+
+    /// The timeouts a route's `timeout` block asks for, built-in defaults for what it leaves unset.
+    public init(_ options: TimeoutOptions) {
+        self.init(connect: options.connect ?? Self.defaults.connect, read: options.read ?? Self.defaults.read,
+                  total: options.total ?? Self.defaults.total)
+    }
+}
+
+/// A response head as the transport received it.
+public struct TransportResponseHead: Sendable {
+    public var status: Int
+    public var headers: HTTPHeaders
+    /// `Content-Length`, when the server sent one (after decoding it is the encoded length).
+    public var expectedLength: Int64?
+}
+
+/// Sends one request and streams its response: the head to `onHead`, then every body chunk to
+/// `onChunk`, in order, with backpressure (the next chunk is read only after `onChunk` returns).
+/// A protocol so tests can substitute a transport only where the local server can't produce a case.
+public protocol HTTPTransport: Sendable {
+    func send(
+        _ request: BuiltRequest,
+        timeouts: TransportTimeouts,
+        onHead: @escaping @Sendable (TransportResponseHead) async throws -> Void,
+        onChunk: @escaping @Sendable (ByteBuffer) async throws -> Void
+    ) async throws
+}
