@@ -307,3 +307,28 @@ import Testing
                 "\(config.diagnostics.map { "\($0.code): \($0.message)" })")
     }
 }
+
+@Suite struct DiagnosticSecretsTests {
+    /// A secret-named variable's value quoted by a diagnostic is redacted; the source line shows the
+    /// file as written (`${API_TOKEN}`), never the value.
+    @Test func diagnosticsNeverQuoteASecret() throws {
+        let fixture = try ConfigFixture(["a.yaml": """
+            version: 1
+            settings:
+              concurrency: "${API_TOKEN}"
+            jobs:
+              - id: a
+                url: "https://example.org/x y?k=${API_TOKEN}"
+            """])
+        let text = fixture.diagnostics("a.yaml", environment: ["API_TOKEN": "s3cr3t-value"])
+        #expect(text == """
+            a.yaml:3:16: error: expected an integer, found '<redacted>'
+              concurrency: "${API_TOKEN}"
+                           ^
+            a.yaml:6:10: error: invalid URL 'https://example.org/x y?k=<redacted>' (use an absolute http:// or https:// URL with a host)
+                url: "https://example.org/x y?k=${API_TOKEN}"
+                     ^
+
+            """)
+    }
+}

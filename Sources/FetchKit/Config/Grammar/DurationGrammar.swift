@@ -2,6 +2,9 @@ import Foundation
 
 /// Parses durations: `250ms`, `30s`, `5m`, `1h`, `1d`, or a bare number of seconds (`1.5`).
 public enum DurationGrammar {
+    /// The longest duration accepted: 10^9 seconds (about 31 years).
+    public static let maximumSeconds = 1e9
+
     /// The duration, or nil when `text` is not one.
     public static func parse(_ text: String) -> Duration? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
@@ -19,6 +22,8 @@ public enum DurationGrammar {
         }
         guard Self.isNumber(number), let value = Double(number) else { return nil }
         let seconds = value * scale
+        // Beyond about 31 years a duration is a typo, and in nanoseconds it would overflow Int64.
+        guard seconds <= maximumSeconds else { return nil }
         let whole = seconds.rounded(.down)
         return .seconds(Int64(whole)) + .nanoseconds(Int64(((seconds - whole) * 1e9).rounded()))
     }

@@ -207,7 +207,15 @@ struct LoadSession {
             if case .header(let name, _)? = job.behaviour.auth { config.secretHeaders.insert(name.lowercased()) }
         }
         if case .header(let name, _)? = config.jobsFile?.settings.behaviour.auth { config.secretHeaders.insert(name.lowercased()) }
-        config.diagnostics = diagnostics.sorted
+        // A message may quote a value that came from a secret-named ${VAR}: hide it here, once every
+        // file has been read and every secret is known.
+        let redactor = config.redactor
+        config.diagnostics = diagnostics.sorted.map { diagnostic in
+            var d = diagnostic
+            d.message = redactor.redact(d.message)
+            d.hint = d.hint.map(redactor.redact)
+            return d
+        }
         return config
     }
 }
