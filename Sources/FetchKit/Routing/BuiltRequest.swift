@@ -11,6 +11,13 @@ public struct BuiltRequest: Sendable {
     public var headers: HTTPHeaders
     public var body: RequestBody
 
+    public init(method: HTTPMethod = .get, url: URL, headers: HTTPHeaders = HTTPHeaders(), body: RequestBody = .none) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+    }
+
     /// A Foundation request; file and multipart bodies become a body stream.
     public func urlRequest() throws -> URLRequest {
         var request = URLRequest(url: url)
@@ -28,6 +35,11 @@ public struct BuiltRequest: Sendable {
         }
         return request
     }
+}
+
+extension BuiltRequest: URLRequestConvertible {
+    public func asURLRequest() throws -> URLRequest { try urlRequest() }
+    public func makeRequest() throws -> BuiltRequest { self }
 }
 
 /// Where a request body comes from.

@@ -31,6 +31,8 @@ public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
     public var url: String?
     /// The HTTP status, when a response arrived.
     public var status: Int?
+    /// Attempts made before the request gave up (set by `Session`).
+    public var attempts: Int?
 
     public init(_ code: Code, _ message: String, url: String? = nil, status: Int? = nil) {
         self.code = code

@@ -42,4 +42,11 @@ public protocol HTTPTransport: Sendable {
         onHead: @escaping @Sendable (TransportResponseHead) async throws -> Void,
         onChunk: @escaping @Sendable (ByteBuffer) async throws -> Void
     ) async throws
+
+    /// Releases connections; called once when the owner is done with the transport.
+    func shutdown() async throws
+}
+
+extension HTTPTransport {
+    public func shutdown() async throws {}
 }

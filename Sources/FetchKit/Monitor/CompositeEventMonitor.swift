@@ -1,0 +1,70 @@
+/// Forwards every event to each of its monitors in order, after Alamofire's `CompositeEventMonitor`.
+public struct CompositeEventMonitor: EventMonitor {
+    public let monitors: [any EventMonitor]
+
+    public init(_ monitors: [any EventMonitor]) {
+        self.monitors = monitors
+    }
+
+    public func requestDidCreate(_ request: RequestInfo) { for m in monitors { m.requestDidCreate(request) } }
+    public func request(_ request: RequestInfo, didAdaptInitialRequest initial: BuiltRequest, to adapted: BuiltRequest) {
+        for m in monitors { m.request(request, didAdaptInitialRequest: initial, to: adapted) }
+    }
+    public func requestDidResume(_ request: RequestInfo) { for m in monitors { m.requestDidResume(request) } }
+    public func request(_ request: RequestInfo, didReceiveBytes count: Int) { for m in monitors { m.request(request, didReceiveBytes: count) } }
+    public func request(_ request: RequestInfo, didGatherMetrics metrics: RequestMetrics) {
+        for m in monitors { m.request(request, didGatherMetrics: metrics) }
+    }
+    public func request(_ request: RequestInfo, didValidateWithError error: FetchError?) {
+        for m in monitors { m.request(request, didValidateWithError: error) }
+    }
+    public func request(_ request: RequestInfo, didFailWithError error: FetchError) {
+        for m in monitors { m.request(request, didFailWithError: error) }
+    }
+    public func requestIsRetrying(_ request: RequestInfo, retry: RetryInfo) { for m in monitors { m.requestIsRetrying(request, retry: retry) } }
+    public func requestDidFinish(_ request: RequestInfo, error: FetchError?) { for m in monitors { m.requestDidFinish(request, error: error) } }
+    public func authenticatorDidRefresh(service: String, reason: String) {
+        for m in monitors { m.authenticatorDidRefresh(service: service, reason: reason) }
+    }
+    public func runDidStart(_ run: RunInfo) { for m in monitors { m.runDidStart(run) } }
+    public func jobDidStart(_ job: String) { for m in monitors { m.jobDidStart(job) } }
+    public func jobDidFinish(_ result: JobResult) { for m in monitors { m.jobDidFinish(result) } }
+    public func runDidFinish(_ summary: RunSummary) { for m in monitors { m.runDidFinish(summary) } }
+}
+
+/// A monitor made of closures, after Alamofire's `ClosureEventMonitor`: set the ones you need.
+public struct ClosureEventMonitor: EventMonitor {
+    public var requestDidCreate: (@Sendable (RequestInfo) -> Void)?
+    public var requestDidAdapt: (@Sendable (RequestInfo, BuiltRequest, BuiltRequest) -> Void)?
+    public var requestDidResume: (@Sendable (RequestInfo) -> Void)?
+    public var requestDidReceiveBytes: (@Sendable (RequestInfo, Int) -> Void)?
+    public var requestDidGatherMetrics: (@Sendable (RequestInfo, RequestMetrics) -> Void)?
+    public var requestDidValidate: (@Sendable (RequestInfo, FetchError?) -> Void)?
+    public var requestDidFail: (@Sendable (RequestInfo, FetchError) -> Void)?
+    public var requestIsRetrying: (@Sendable (RequestInfo, RetryInfo) -> Void)?
+    public var requestDidFinish: (@Sendable (RequestInfo, FetchError?) -> Void)?
+    public var authenticatorDidRefresh: (@Sendable (String, String) -> Void)?
+    public var runDidStart: (@Sendable (RunInfo) -> Void)?
+    public var jobDidStart: (@Sendable (String) -> Void)?
+    public var jobDidFinish: (@Sendable (JobResult) -> Void)?
+    public var runDidFinish: (@Sendable (RunSummary) -> Void)?
+
+    public init() {}
+
+    public func requestDidCreate(_ request: RequestInfo) { requestDidCreate?(request) }
+    public func request(_ request: RequestInfo, didAdaptInitialRequest initial: BuiltRequest, to adapted: BuiltRequest) {
+        requestDidAdapt?(request, initial, adapted)
+    }
+    public func requestDidResume(_ request: RequestInfo) { requestDidResume?(request) }
+    public func request(_ request: RequestInfo, didReceiveBytes count: Int) { requestDidReceiveBytes?(request, count) }
+    public func request(_ request: RequestInfo, didGatherMetrics metrics: RequestMetrics) { requestDidGatherMetrics?(request, metrics) }
+    public func request(_ request: RequestInfo, didValidateWithError error: FetchError?) { requestDidValidate?(request, error) }
+    public func request(_ request: RequestInfo, didFailWithError error: FetchError) { requestDidFail?(request, error) }
+    public func requestIsRetrying(_ request: RequestInfo, retry: RetryInfo) { requestIsRetrying?(request, retry) }
+    public func requestDidFinish(_ request: RequestInfo, error: FetchError?) { requestDidFinish?(request, error) }
+    public func authenticatorDidRefresh(service: String, reason: String) { authenticatorDidRefresh?(service, reason) }
+    public func runDidStart(_ run: RunInfo) { runDidStart?(run) }
+    public func jobDidStart(_ job: String) { jobDidStart?(job) }
+    public func jobDidFinish(_ result: JobResult) { jobDidFinish?(result) }
+    public func runDidFinish(_ summary: RunSummary) { runDidFinish?(summary) }
+}

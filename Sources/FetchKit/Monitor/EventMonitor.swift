@@ -1,0 +1,109 @@
+/// Receives what a `Session` and a `Runner` do, after Alamofire's `EventMonitor`: requests created,
+/// adapted, started (resumed), their metrics, validation, failures and retries, and the run's jobs.
+/// Every method has a do-nothing default, so a monitor implements only what it needs.
+///
+/// Calls arrive on the transfer path, from many tasks at once: an implementation must return quickly
+/// (queue its I/O, never wait on it) and be safe to call concurrently.
+public protocol EventMonitor: Sendable {
+    // MARK: Requests (Alamofire's names where they apply)
+
+    /// A request was built from its `URLRequestConvertible`.
+    func requestDidCreate(_ request: RequestInfo)
+    /// The adapters produced the request an attempt sends.
+    func request(_ request: RequestInfo, didAdaptInitialRequest initial: BuiltRequest, to adapted: BuiltRequest)
+    /// A request goes on the wire (each attempt and each redirect hop): `request.started`.
+    func requestDidResume(_ request: RequestInfo)
+    /// Body bytes arrived (for progress displays).
+    func request(_ request: RequestInfo, didReceiveBytes count: Int)
+    /// A response and its body are complete: `request.finished`.
+    func request(_ request: RequestInfo, didGatherMetrics metrics: RequestMetrics)
+    /// A response head was validated; `error` is nil when it passed.
+    func request(_ request: RequestInfo, didValidateWithError error: FetchError?)
+    /// An attempt failed: `request.failed`.
+    func request(_ request: RequestInfo, didFailWithError error: FetchError)
+    /// A retrier asked for another attempt: `request.retrying`.
+    func requestIsRetrying(_ request: RequestInfo, retry: RetryInfo)
+    /// The request is over, successfully or not.
+    func requestDidFinish(_ request: RequestInfo, error: FetchError?)
+    /// An authenticator obtained a new credential: `auth.refreshed`.
+    func authenticatorDidRefresh(service: String, reason: String)
+
+    // MARK: Runs
+
+    func runDidStart(_ run: RunInfo)
+    func jobDidStart(_ job: String)
+    func jobDidFinish(_ result: JobResult)
+    func runDidFinish(_ summary: RunSummary)
+}
+
+extension EventMonitor {
+    public func requestDidCreate(_ request: RequestInfo) {}
+    public func request(_ request: RequestInfo, didAdaptInitialRequest initial: BuiltRequest, to adapted: BuiltRequest) {}
+    public func requestDidResume(_ request: RequestInfo) {}
+    public func request(_ request: RequestInfo, didReceiveBytes count: Int) {}
+    public func request(_ request: RequestInfo, didGatherMetrics metrics: RequestMetrics) {}
+    public func request(_ request: RequestInfo, didValidateWithError error: FetchError?) {}
+    public func request(_ request: RequestInfo, didFailWithError error: FetchError) {}
+    public func requestIsRetrying(_ request: RequestInfo, retry: RetryInfo) {}
+    public func requestDidFinish(_ request: RequestInfo, error: FetchError?) {}
+    public func authenticatorDidRefresh(service: String, reason: String) {}
+    public func runDidStart(_ run: RunInfo) {}
+    public func jobDidStart(_ job: String) {}
+    public func jobDidFinish(_ result: JobResult) {}
+    public func runDidFinish(_ summary: RunSummary) {}
+}
+
+/// A request as monitors see it; `url` is already redacted.
+public struct RequestInfo: Sendable {
+    public var id: Int
+    public var job: String?
+    public var method: HTTPMethod
+    public var url: String
+    /// 1-based.
+    public var attempt: Int
+
+    public init(id: Int, job: String?, method: HTTPMethod, url: String, attempt: Int) {
+        self.id = id
+        self.job = job
+        self.method = method
+        self.url = url
+        self.attempt = attempt
+    }
+}
+
+/// What one request/response exchange measured.
+public struct RequestMetrics: Sendable {
+    /// Whether the response came from the response cache (`miss` when it came from the network).
+    public enum CacheUse: String, Sendable {
+        case miss, hit, revalidated, stale
+    }
+
+    public var status: Int
+    /// Body bytes received (after content decoding).
+    public var bytes: Int64
+    public var duration: Duration
+    public var cache: CacheUse
+
+    public init(status: Int, bytes: Int64, duration: Duration, cache: CacheUse = .miss) {
+        self.status = status
+        self.bytes = bytes
+        self.duration = duration
+        self.cache = cache
+    }
+}
+
+/// Why and when a request is tried again.
+public struct RetryInfo: Sendable {
+    /// `status 503`, or the error code (`timeout`, `truncated`, …).
+    public var reason: String
+    public var delay: Duration
+    /// What the response's `Retry-After` asked for, when it had one.
+    public var retryAfter: Duration?
+}
+
+/// A run as it starts.
+public struct RunInfo: Sendable {
+    public var id: String
+    public var jobs: Int
+    public var concurrency: Int
+}

@@ -1,0 +1,67 @@
+import Foundation
+
+/// Runs single jobs of a run: builds each job's request options from its layered behaviour, picks
+/// where the body goes, and turns the session's answer into a `JobResult`. OAuth2 credentials are
+/// shared by every job with the same `auth.oauth2` block.
+final class JobContext: Sendable {
+    let session: Session
+    let monitor: CompositeEventMonitor
+    let redactor: Redactor
+    let secretHeaders: Set<String>
+    private let authenticators: [(options: OAuth2Options, interceptor: AuthenticationInterceptor<OAuth2Authenticator>)]
+
+    init(runner: Runner, session: Session) {
+        self.session = session
+        monitor = runner.monitor
+        redactor = runner.config.redactor
+        secretHeaders = runner.config.secretHeaders
+        var authenticators: [(OAuth2Options, AuthenticationInterceptor<OAuth2Authenticator>)] = []
+        for job in runner.plan.jobs {
+            guard case .oauth2(let options)? = job.behaviour.auth, !authenticators.contains(where: { $0.0 == options }) else { continue }
+            let service = job.route.spec?.service ?? URL(string: options.tokenURL)?.host ?? "oauth2"
+            authenticators.append((options, AuthenticationInterceptor(authenticator: OAuth2Authenticator(options: options, session: session),
+                                                                      service: service, monitor: runner.monitor)))
+        }
+        self.authenticators = authenticators
+    }
+
+    /// The request options a job's layered behaviour asks for.
+    func requestOptions(for job: ExpandedJob) -> RequestOptions {
+        let behaviour = job.behaviour
+        var interceptor: (any RequestInterceptor)?
+        if case .oauth2(let options)? = behaviour.auth {
+            interceptor = authenticators.first { $0.options == options }?.interceptor
+        }
+        return RequestOptions(timeouts: TransportTimeouts(behaviour.timeout), validator: ResponseValidator(behaviour.validate),
+                              redirector: Redirector(behaviour.redirect, credentialHeaders: secretHeaders),
+                              retryPolicy: RetryPolicy(behaviour.retry), interceptor: interceptor,
+                              decodesContent: job.downloadPath == nil, job: job.id)
+    }
+
+    /// Runs one job to its result; never throws.
+    func execute(_ job: ExpandedJob) async -> JobResult {
+        let started = ContinuousClock.now
+        monitor.jobDidStart(job.id)
+        let sink: any ResponseSink
+        let path = job.downloadPath ?? job.savePath
+        if let download = job.downloadPath {
+            sink = FileSink.download(to: download)
+        } else if let save = job.savePath {
+            sink = FileSink.save(to: save)
+        } else {
+            sink = DiscardSink()
+        }
+        let result: JobResult
+        do {
+            let response = try await session.execute(job.router, options: requestOptions(for: job), sink: sink)
+            result = JobResult(job: job.id, outcome: .succeeded, status: response.status, bytes: response.bytes,
+                               attempts: response.attempts, duration: .now - started, path: path)
+        } catch {
+            let failure = error as? FetchError ?? FetchError(.io, redactor.redact("\(error)"))
+            result = JobResult(job: job.id, outcome: .failed, status: failure.status, attempts: failure.attempts ?? 1,
+                               error: failure, duration: .now - started)
+        }
+        monitor.jobDidFinish(result)
+        return result
+    }
+}

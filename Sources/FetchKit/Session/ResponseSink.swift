@@ -1,0 +1,46 @@
+import Foundation
+import NIOCore
+
+/// Where an accepted response body goes, attempt by attempt. The session calls, in order:
+/// `prepare` before each attempt (a resumable download adds its `Range` here), `open` once a head has
+/// passed validation, `write` for every chunk, then `finish` when the body is complete, or `abandon`
+/// when the attempt failed (the session may then retry, calling `prepare` again). Calls for one
+/// request never overlap.
+public protocol ResponseSink: Sendable {
+    func prepare(_ request: BuiltRequest, attempt: Int) async throws -> BuiltRequest
+    func open(_ head: TransportResponseHead) async throws
+    func write(_ chunk: ByteBuffer) async throws
+    func finish() async throws
+    func abandon() async
+}
+
+extension ResponseSink {
+    public func prepare(_ request: BuiltRequest, attempt: Int) async throws -> BuiltRequest { request }
+    public func finish() async throws {}
+    public func abandon() async {}
+}
+
+/// Keeps the body in memory, for small responses a program wants as `Data`.
+public final class DataSink: ResponseSink {
+    private let box = LockedBox(Data())
+
+    public init() {}
+
+    /// The body of the last attempt that opened.
+    public var data: Data { box.withLock { $0 } }
+
+    public func open(_ head: TransportResponseHead) async throws {
+        box.withLock { $0.removeAll(keepingCapacity: true) }
+    }
+
+    public func write(_ chunk: ByteBuffer) async throws {
+        box.withLock { data in chunk.withUnsafeReadableBytes { data.append(contentsOf: $0) } }
+    }
+}
+
+/// Reads and drops the body (a job with neither `save` nor `download`: a check or a trigger).
+public struct DiscardSink: ResponseSink {
+    public init() {}
+    public func open(_ head: TransportResponseHead) async throws {}
+    public func write(_ chunk: ByteBuffer) async throws {}
+}

@@ -1,0 +1,167 @@
+import Foundation
+import NIOCore
+
+extension Session {
+    /// One attempt: send, follow redirects, validate, stream the accepted body into the sink.
+    func attempt(_ request: BuiltRequest, state: inout RequestState, options: RequestOptions,
+                 sink: some ResponseSink) async throws -> Response {
+        var current = request
+        var hops = 0
+        while true {
+            state.lastRequest = current
+            let host = current.url.host?.lowercased() ?? ""
+            try await rates.acquire(host)
+            try await hosts.acquire(host)
+            let exchange: Exchange
+            do {
+                exchange = try await self.exchange(current, hops: hops, state: state, options: options, sink: sink)
+                await hosts.release(host)
+            } catch {
+                await hosts.release(host)
+                throw error
+            }
+            state.response = exchange.head
+            switch exchange.outcome {
+            case .redirect(let next):
+                hops += 1
+                current = next
+            case .failed(let error):
+                throw error
+            case .accepted:
+                try await sink.finish()
+                return Response(request: current, head: exchange.head, bytes: exchange.bytes, attempts: state.attempt,
+                                duration: ContinuousClock.now - state.startedAt)
+            }
+        }
+    }
+
+    struct Exchange {
+        enum Outcome {
+            case accepted
+            case redirect(BuiltRequest)
+            case failed(FetchError)
+        }
+
+        var head: TransportResponseHead
+        var outcome: Outcome
+        var bytes: Int64
+    }
+
+    /// A body this large or larger is not read just to keep the connection (a redirect's or an
+    /// error's body); the connection is closed instead.
+    static let discardLimit: Int64 = 64 * 1024
+
+    /// One request/response on the wire.
+    private func exchange(_ request: BuiltRequest, hops: Int, state: RequestState, options: RequestOptions,
+                          sink: some ResponseSink) async throws -> Exchange {
+        let requestInfo = info(state, url: request.url)
+        let shownURL = requestInfo.url
+        let started = ContinuousClock.now
+        let progress = ExchangeProgress()
+        let monitor = eventMonitor
+        let redactor = self.redactor
+        eventMonitor.requestDidResume(requestInfo)
+        do {
+            try await transport.send(request, timeouts: options.timeouts, onHead: { head in
+                progress.setHead(head)
+                switch options.redirector.decide(request, status: head.status, headers: head.headers, hops: hops, redactor: redactor) {
+                case .follow(let next):
+                    progress.setOutcome(.redirect(next))
+                    if (head.expectedLength ?? Session.discardLimit) >= Session.discardLimit { throw ExchangeStop() }
+                    return
+                case .fail(let error):
+                    progress.setOutcome(.failed(error))
+                    throw ExchangeStop()
+                case .returnResponse:
+                    break
+                }
+                let failure = options.validator.validate(head, for: request, url: shownURL)
+                monitor.request(requestInfo, didValidateWithError: failure)
+                if let failure {
+                    progress.setOutcome(.failed(failure))
+                    if (head.expectedLength ?? Session.discardLimit) >= Session.discardLimit { throw ExchangeStop() }
+                    return
+                }
+                if options.decodesContent {
+                    progress.decoder = ContentDecoder(contentEncoding: head.headers["Content-Encoding"])
+                }
+                try await sink.open(head)
+            }, onChunk: { chunk in
+                guard progress.isAccepting else {
+                    if progress.discard(chunk.readableBytes) >= Session.discardLimit { throw ExchangeStop() }
+                    return
+                }
+                let decoded = try progress.decoder?.decode(chunk, url: shownURL) ?? chunk
+                let total = progress.add(decoded.readableBytes)
+                if let error = options.validator.checkSize(total, status: progress.status, url: shownURL) { throw error }
+                try await sink.write(decoded)
+                monitor.request(requestInfo, didReceiveBytes: decoded.readableBytes)
+            })
+        } catch {
+            // A redirect or failure decided at the head doesn't need the rest of the body.
+            guard progress.hasOutcome, let head = progress.head else {
+                if let head = progress.head {
+                    monitor.request(requestInfo, didGatherMetrics: RequestMetrics(status: head.status, bytes: progress.bytes,
+                                                                                  duration: .now - started))
+                }
+                throw error
+            }
+            return finish(progress, head: head, started: started, info: requestInfo)
+        }
+        guard let head = progress.head else { throw FetchError(.connection, "no response", url: shownURL) }
+        return finish(progress, head: head, started: started, info: requestInfo)
+    }
+
+    private func finish(_ progress: ExchangeProgress, head: TransportResponseHead, started: ContinuousClock.Instant,
+                        info: RequestInfo) -> Exchange {
+        eventMonitor.request(info, didGatherMetrics: RequestMetrics(status: head.status, bytes: progress.bytes, duration: .now - started))
+        return Exchange(head: head, outcome: progress.outcome ?? .accepted, bytes: progress.bytes)
+    }
+}
+
+/// Stops reading a body the session no longer needs.
+struct ExchangeStop: Error {}
+
+/// What one exchange has seen so far, shared by the transport's callbacks.
+final class ExchangeProgress: Sendable {
+    private struct State {
+        var head: TransportResponseHead?
+        var outcome: Session.Exchange.Outcome?
+        var bytes: Int64 = 0
+        var discarded: Int64 = 0
+        var decoder: ContentDecoder?
+    }
+
+    private let state = LockedBox(State())
+
+    var head: TransportResponseHead? { state.withLock { $0.head } }
+    var status: Int { state.withLock { $0.head?.status ?? 0 } }
+    var outcome: Session.Exchange.Outcome? { state.withLock { $0.outcome } }
+    var hasOutcome: Bool { outcome != nil }
+    var isAccepting: Bool { outcome == nil }
+    var bytes: Int64 { state.withLock { $0.bytes } }
+
+    var decoder: ContentDecoder? {
+        get { state.withLock { $0.decoder } }
+        set { state.withLock { $0.decoder = newValue } }
+    }
+
+    func setHead(_ head: TransportResponseHead) { state.withLock { $0.head = head } }
+    func setOutcome(_ outcome: Session.Exchange.Outcome) { state.withLock { $0.outcome = outcome } }
+
+    /// Adds accepted bytes; returns the total.
+    func add(_ count: Int) -> Int64 {
+        state.withLock {
+            $0.bytes += Int64(count)
+            return $0.bytes
+        }
+    }
+
+    /// Counts discarded bytes; returns the total discarded.
+    func discard(_ count: Int) -> Int64 {
+        state.withLock {
+            $0.discarded += Int64(count)
+            return $0.discarded
+        }
+    }
+}

@@ -1,0 +1,212 @@
+import Foundation
+
+/// Sends requests the way Alamofire's `Session` does, on AsyncHTTPClient: each attempt runs the
+/// `URLRequestConvertible`'s request through the adapters, the transport (with redirects decided by
+/// the `Redirector`), validation, and on failure the retriers, which may send the whole pipeline
+/// again, adapters included. Per-host concurrency and rate limits apply to every request it sends,
+/// and every step is reported to its `EventMonitor`s.
+///
+/// ```swift
+/// let session = Session(eventMonitors: [myMonitor])
+/// let response = try await session.data("http://127.0.0.1:8080/echo")
+/// try await session.shutdown()
+/// ```
+public final class Session: Sendable {
+    /// Session-wide settings; per-request behaviour is in `RequestOptions`.
+    public struct Configuration: Sendable {
+        /// Requests in flight to one host at once (`settings.per_host`), also the pool size per host.
+        public var perHost: Int
+        /// Request rates per host name (`settings.rate_limits`).
+        public var rateLimits: [(host: String, rate: Rate)]
+        /// The connect timeout of the session's own transport.
+        public var connectTimeout: Duration
+        /// Hides secrets in the URLs and messages given to monitors and errors.
+        public var redactor: Redactor
+
+        public init(perHost: Int = 4, rateLimits: [(host: String, rate: Rate)] = [], connectTimeout: Duration = TransportTimeouts.defaults.connect,
+                    redactor: Redactor = Redactor()) {
+            self.perHost = perHost
+            self.rateLimits = rateLimits
+            self.connectTimeout = connectTimeout
+            self.redactor = redactor
+        }
+    }
+
+    public let configuration: Configuration
+    public let transport: any HTTPTransport
+    /// Runs before (adapters) and after (retriers) each request's own interceptor.
+    public let interceptor: (any RequestInterceptor)?
+    public let eventMonitor: CompositeEventMonitor
+    let hosts: HostLimiter
+    let rates: RateLimiter
+    private let ownsTransport: Bool
+    private let lastID = LockedBox(0)
+
+    /// - Parameter transport: nil creates an AsyncHTTPClient transport that `shutdown()` closes.
+    public init(configuration: Configuration = Configuration(), transport: (any HTTPTransport)? = nil,
+                interceptor: (any RequestInterceptor)? = nil, eventMonitors: [any EventMonitor] = []) {
+        self.configuration = configuration
+        self.transport = transport ?? AsyncHTTPClientTransport(perHost: configuration.perHost, connectTimeout: configuration.connectTimeout)
+        ownsTransport = transport == nil
+        self.interceptor = interceptor
+        eventMonitor = CompositeEventMonitor(eventMonitors)
+        hosts = HostLimiter(limit: configuration.perHost)
+        rates = RateLimiter(rates: configuration.rateLimits)
+    }
+
+    /// Closes the transport the session created. Call it once, on every path.
+    public func shutdown() async throws {
+        if ownsTransport { try await transport.shutdown() }
+    }
+
+    var redactor: Redactor { configuration.redactor }
+
+    // MARK: - Requests
+
+    /// Sends `convertible` and streams the accepted body into `sink`, retrying as the interceptors
+    /// and `options.retryPolicy` decide. Throws a `FetchError` (with `attempts` set) when it gives up.
+    public func execute(_ convertible: some URLRequestConvertible, options: RequestOptions = RequestOptions(),
+                        sink: some ResponseSink) async throws -> Response {
+        let initial: BuiltRequest
+        do {
+            initial = try convertible.makeRequest()
+        } catch {
+            throw FetchError(.invalidRequest, redactor.redact("\(error)"))
+        }
+        let id = lastID.withLock { $0 += 1; return $0 }
+        var state = RequestState(id: id, job: options.job, initialRequest: initial)
+        let chain = Interceptor(adapters: [interceptor, options.interceptor].compactMap { $0 },
+                                retriers: [interceptor, options.interceptor].compactMap { $0 as (any RequestRetrier)? }
+                                    + [options.retryPolicy].compactMap { $0 })
+        eventMonitor.requestDidCreate(info(state, url: initial.url))
+        while true {
+            var failure: FetchError
+            do {
+                try Task.checkCancellation()
+                var adapted = try await chain.adapt(initial, for: state)
+                if options.decodesContent, adapted.headers["Accept-Encoding"] == nil {
+                    adapted.headers.update(name: "Accept-Encoding", value: "gzip, deflate")
+                }
+                eventMonitor.request(info(state, url: adapted.url), didAdaptInitialRequest: initial, to: adapted)
+                let prepared = try await sink.prepare(adapted, attempt: state.attempt)
+                let response = try await attempt(prepared, state: &state, options: options, sink: sink)
+                eventMonitor.requestDidFinish(info(state, url: response.request.url), error: nil)
+                return response
+            } catch {
+                failure = fetchError(error, url: (state.lastRequest ?? initial).url)
+            }
+            await sink.abandon()
+            let url = (state.lastRequest ?? initial).url
+            failure.attempts = state.attempt
+            if failure.code == .cancelled || Task.isCancelled {
+                let cancelled = FetchError(.cancelled, "cancelled", url: redactor.redact(url.absoluteString), status: failure.status)
+                eventMonitor.requestDidFinish(info(state, url: url), error: cancelled)
+                throw withAttempts(cancelled, state)
+            }
+            eventMonitor.request(info(state, url: url), didFailWithError: failure)
+            let delay: Duration
+            switch await chain.retry(state, dueTo: failure) {
+            case .retry: delay = .zero
+            case .retryWithDelay(let wait): delay = max(.zero, wait)
+            case .doNotRetry:
+                eventMonitor.requestDidFinish(info(state, url: url), error: failure)
+                throw failure
+            case .doNotRetryWithError(let error):
+                eventMonitor.requestDidFinish(info(state, url: url), error: error)
+                throw withAttempts(error, state)
+            }
+            let retryAfter = state.response.flatMap(RetryPolicy.retryAfter)
+            let reason = failure.code == .status ? "status \(failure.status ?? 0)" : failure.code.rawValue
+            eventMonitor.requestIsRetrying(info(state, url: url), retry: RetryInfo(reason: reason, delay: delay, retryAfter: retryAfter))
+            do {
+                if delay > .zero { try await Task.sleep(for: delay) }
+            } catch {
+                let cancelled = FetchError(.cancelled, "cancelled while waiting to retry", url: redactor.redact(url.absoluteString))
+                eventMonitor.requestDidFinish(info(state, url: url), error: cancelled)
+                throw withAttempts(cancelled, state)
+            }
+            state.retryCount += 1
+            state.response = nil
+        }
+    }
+
+    /// Sends `convertible` and returns the whole body in memory (for small responses).
+    public func data(_ convertible: some URLRequestConvertible, options: RequestOptions = RequestOptions()) async throws -> DataResponse {
+        let sink = DataSink()
+        let response = try await execute(convertible, options: options, sink: sink)
+        return DataResponse(response: response, data: sink.data)
+    }
+
+    // MARK: - Helpers
+
+    func info(_ state: RequestState, url: URL) -> RequestInfo {
+        RequestInfo(id: state.id, job: state.job, method: state.lastRequest?.method ?? state.method,
+                    url: redactor.redact(url.absoluteString), attempt: state.attempt)
+    }
+
+    /// Any error as a `FetchError`, with secrets redacted from its message and URL.
+    func fetchError(_ error: Error, url: URL) -> FetchError {
+        let shown = redactor.redact(url.absoluteString)
+        if var fetch = error as? FetchError {
+            fetch.message = redactor.redact(fetch.message)
+            fetch.url = fetch.url.map(redactor.redact) ?? shown
+            return fetch
+        }
+        if error is CancellationError { return FetchError(.cancelled, "cancelled", url: shown) }
+        return FetchError(.invalidRequest, redactor.redact("\(error)"), url: shown)
+    }
+
+    private func withAttempts(_ error: FetchError, _ state: RequestState) -> FetchError {
+        var error = error
+        error.attempts = state.attempt
+        return error
+    }
+}
+
+/// How one request behaves: what a route's `timeout`, `validate`, `redirect`, `retry` and `auth`
+/// blocks become. Defaults are SPEC's built-in ones.
+public struct RequestOptions: Sendable {
+    public var timeouts: TransportTimeouts
+    public var validator: ResponseValidator
+    public var redirector: Redirector
+    /// Asked after the interceptors' retriers; nil never retries.
+    public var retryPolicy: RetryPolicy?
+    /// This request's own interceptor (e.g. OAuth2): adapts after the session's, retries before the policy.
+    public var interceptor: (any RequestInterceptor)?
+    /// Sends `Accept-Encoding: gzip, deflate` (unless set) and decodes such bodies before the sink.
+    public var decodesContent: Bool
+    /// The job this request runs for, for monitors.
+    public var job: String?
+
+    public init(timeouts: TransportTimeouts = .defaults, validator: ResponseValidator = ResponseValidator(),
+                redirector: Redirector = .follow, retryPolicy: RetryPolicy? = RetryPolicy(),
+                interceptor: (any RequestInterceptor)? = nil, decodesContent: Bool = false, job: String? = nil) {
+        self.timeouts = timeouts
+        self.validator = validator
+        self.redirector = redirector
+        self.retryPolicy = retryPolicy
+        self.interceptor = interceptor
+        self.decodesContent = decodesContent
+        self.job = job
+    }
+}
+
+/// The outcome of a request that succeeded.
+public struct Response: Sendable {
+    /// The last request sent (after adapters and redirects).
+    public var request: BuiltRequest
+    public var head: TransportResponseHead
+    /// Body bytes given to the sink (after content decoding).
+    public var bytes: Int64
+    public var attempts: Int
+    /// From the first attempt's start to the end of the body.
+    public var duration: Duration
+
+    public var status: Int { head.status }
+}
+
+/// A response with its body in memory.
+public struct DataResponse: Sendable {
+    public var response: Response
+    public var data: Data
+}
