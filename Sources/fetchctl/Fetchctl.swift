@@ -2,15 +2,16 @@ import ArgumentParser
 import FetchKit
 
 @main
-struct Fetchctl: ParsableCommand {
+struct Fetchctl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fetchctl",
         abstract: "A declarative batch HTTP fetcher: YAML routes and jobs, checked before anything touches the network.",
         discussion: """
-        Exit codes: 0 success, 1 a job failed, 2 invalid config, 64 bad command line.
+        Exit codes: 0 success, 1 a job failed, 2 invalid config, 64 bad command line,
+        130/143 interrupted by SIGINT/SIGTERM.
         Config reference: docs/configuration.md. JSON Schemas: `fetchctl schema routes|jobs`.
         """,
         version: FetchKitVersion.current,
-        subcommands: [ValidateCommand.self, RoutesCommand.self, RenderCommand.self, SchemaCommand.self]
+        subcommands: [RunCommand.self, DemoCommand.self, ValidateCommand.self, RoutesCommand.self, RenderCommand.self, SchemaCommand.self]
     )
 }

@@ -1,0 +1,132 @@
+import Foundation
+
+/// `fetchctl run` (and `fetchctl demo`) from parsed options to an exit status: load and check the
+/// config, plan, print the plan for `--dry-run`, otherwise set up the monitors the options ask for,
+/// run with SIGINT/SIGTERM trapped, and print the summary. Writes only to the writers it is given.
+public struct RunInvocation: Sendable {
+    public enum LogFormat: String, Sendable, CaseIterable { case text, json }
+    public enum ProgressMode: String, Sendable, CaseIterable { case auto, always, never }
+
+    public var jobsFile: String
+    public var concurrency: Int?
+    public var jobs: [String] = []
+    public var dryRun = false
+    public var logFormat: LogFormat = .text
+    public var logFile: String?
+    public var progress: ProgressMode = .auto
+    public var stateDir: String?
+    public var failFast = false
+    public var maxTime: Duration?
+    /// The environment `${VAR}`s come from.
+    public var environment: [String: String] = ProcessInfo.processInfo.environment
+
+    public init(jobsFile: String) {
+        self.jobsFile = jobsFile
+    }
+
+    /// Runs and returns the exit status. `stdout` gets only `--dry-run`'s plan; everything else
+    /// (diagnostics, log, progress, summary) goes to `stderr` or the log file.
+    public func perform(stdout: LogWriter, stderr: LogWriter) async -> ExitStatus {
+        let config = ConfigLoader(environment: environment, mode: .run).load([jobsFile])
+        if !config.diagnostics.isEmpty {
+            stderr.write(DiagnosticRenderer(sources: config.sources).render(config.diagnostics, format: .text))
+        }
+        if config.hasErrors {
+            stderr.flush()
+            return .invalidConfig
+        }
+        guard config.jobsFile != nil else {
+            stderr.write("error: \(jobsFile) has no jobs: (it is a route file; run a jobs file that includes it)\n")
+            stderr.flush()
+            return .invalidConfig
+        }
+        let plan: RunPlan
+        do {
+            plan = try RunPlan(config: config, selecting: jobs)
+        } catch {
+            stderr.write("error: \(error.message)\n")
+            stderr.flush()
+            return .usage
+        }
+        if dryRun {
+            stdout.write(DryRunRenderer(redactor: config.redactor).render(plan))
+            stdout.flush()
+            return .success
+        }
+        return await execute(config: config, plan: plan, stderr: stderr)
+    }
+
+    private func execute(config: LoadedConfig, plan: RunPlan, stderr: LogWriter) async -> ExitStatus {
+        let logWriter: LogWriter
+        if let logFile {
+            do {
+                logWriter = try LogWriter(path: logFile)
+            } catch {
+                stderr.write("error: \(error)\n")
+                stderr.flush()
+                return .usage
+            }
+        } else {
+            logWriter = stderr
+        }
+        let logOnStderr = logFile == nil
+        let showProgress = progress == .always || (progress == .auto && stderr.isTerminal && !(logOnStderr && logFormat == .json))
+        let display = showProgress ? ProgressDisplay(writer: stderr) : nil
+        var monitors: [any EventMonitor] = []
+        switch logFormat {
+        case .json:
+            monitors.append(JSONLinesMonitor(writer: logWriter, redactor: config.redactor))
+        case .text:
+            let output: @Sendable (String) -> Void
+            if let display, logOnStderr { output = { display.printAbove($0) } } else { output = { logWriter.write($0) } }
+            monitors.append(TextLogMonitor(redactor: config.redactor, quiet: display != nil && logOnStderr, output: output))
+        }
+        if let display { monitors.append(display) }
+        if config.jobsFile?.settings.behaviour.tls.insecure == true || plan.jobs.contains(where: { $0.behaviour.tls.insecure == true }) {
+            stderr.write("warning: tls.insecure is set: certificates are not verified for some requests\n")
+        }
+
+        let runner = Runner(config: config, plan: plan, options: Runner.Options(concurrency: concurrency, failFast: failFast, maxTime: maxTime),
+                            monitors: monitors)
+        let task = Task { await runner.run() }
+        let trap = SignalTrap { _ in task.cancel() }
+        let summary = await task.value
+        logWriter.flush()
+        // The summary is for people: not when the JSON log itself is on stderr.
+        if !(logOnStderr && logFormat == .json) {
+            stderr.write(RunSummaryRenderer(redactor: config.redactor).render(summary))
+        }
+        stderr.flush()
+        if logFile != nil { logWriter.close() }
+        if let interrupted = trap.exitStatus { return interrupted }
+        return summary.exitStatus
+    }
+}
+
+/// `--dry-run`: the plan in order, each job with what it needs and where its output goes, and its
+/// request as a cURL command with secrets redacted. Nothing is sent.
+public struct DryRunRenderer: Sendable {
+    public var redactor: Redactor
+
+    public init(redactor: Redactor) {
+        self.redactor = redactor
+    }
+
+    public func render(_ plan: RunPlan) -> String {
+        let renderer = RequestRenderer(redactor: redactor)
+        var out = "# \(plan.jobs.count) job\(plan.jobs.count == 1 ? "" : "s"), in order; nothing is sent\n"
+        for job in plan.jobs {
+            out += "\n# \(job.id)"
+            if !job.needs.isEmpty { out += " (needs \(job.needs.joined(separator: ", ")))" }
+            if let path = job.downloadPath { out += " → download \(path)" } else if let path = job.savePath { out += " → save \(path)" }
+            out += "\n"
+            do {
+                out += try renderer.curl(job.router.makeRequest())
+                if !out.hasSuffix("\n") { out += "\n" }
+            } catch {
+                out += "# cannot build the request: \(redactor.redact("\(error)"))\n"
+            }
+        }
+        return out
+    }
+}

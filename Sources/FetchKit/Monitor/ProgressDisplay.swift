@@ -1,0 +1,83 @@
+import Foundation
+
+/// A one-line live display on a terminal: jobs done / total, failures, bytes and rate, redrawn at
+/// most ten times a second from events (never from a timer that could hold up a transfer). Other
+/// lines are printed above it with `printAbove`.
+public final class ProgressDisplay: EventMonitor {
+    private struct Counters {
+        var total = 0
+        var done = 0
+        var failed = 0
+        var skipped = 0
+        var bytes: Int64 = 0
+        var started = ContinuousClock.now
+        var lastDraw: ContinuousClock.Instant?
+        var active = false
+    }
+
+    private let writer: LogWriter
+    private let counters = LockedBox(Counters())
+    private let width: Int
+
+    public init(writer: LogWriter, width: Int = 24) {
+        self.writer = writer
+        self.width = width
+    }
+
+    /// Writes `line` (newline included) above the progress line.
+    public func printAbove(_ line: String) {
+        let status = counters.withLock { c -> String? in c.active ? render(c) : nil }
+        writer.write(status.map { "\r\u{1B}[2K" + line + $0 } ?? line)
+    }
+
+    public func runDidStart(_ run: RunInfo) {
+        counters.withLock {
+            $0 = Counters()
+            $0.total = run.jobs
+            $0.active = true
+        }
+        redraw(force: true)
+    }
+
+    public func request(_ request: RequestInfo, didReceiveBytes count: Int) {
+        counters.withLock { $0.bytes += Int64(count) }
+        redraw(force: false)
+    }
+
+    public func jobDidFinish(_ result: JobResult) {
+        counters.withLock {
+            $0.done += 1
+            if result.outcome == .failed { $0.failed += 1 }
+            if result.outcome == .skipped { $0.skipped += 1 }
+        }
+        redraw(force: false)
+    }
+
+    public func runDidFinish(_ summary: RunSummary) {
+        counters.withLock { $0.active = false }
+        writer.write("\r\u{1B}[2K")
+        writer.flush()
+    }
+
+    private func redraw(force: Bool) {
+        let text = counters.withLock { c -> String? in
+            let now = ContinuousClock.now
+            guard c.active, force || c.lastDraw.map({ now - $0 >= .milliseconds(100) }) ?? true else { return nil }
+            c.lastDraw = now
+            return render(c)
+        }
+        if let text { writer.write("\r\u{1B}[2K" + text) }
+    }
+
+    private func render(_ c: Counters) -> String {
+        let fraction = c.total == 0 ? 1 : Double(c.done) / Double(c.total)
+        let filled = Int((fraction * Double(width)).rounded(.down))
+        let bar = String(repeating: "=", count: filled) + (filled < width ? ">" : "") + String(repeating: " ", count: max(0, width - filled - 1))
+        let elapsed = max((ContinuousClock.now - c.started).seconds, 0.001)
+        var text = "[\(bar)] \(c.done)/\(c.total) jobs"
+        if c.failed > 0 { text += " · \(c.failed) failed" }
+        if c.skipped > 0 { text += " · \(c.skipped) skipped" }
+        text += " · \(LogFormatting.bytes(c.bytes)) · \(LogFormatting.bytes(Int64(Double(c.bytes) / elapsed)))/s"
+        return text
+    }
+}

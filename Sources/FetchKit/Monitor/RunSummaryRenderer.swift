@@ -1,0 +1,50 @@
+/// The one-screen text summary printed at the end of a run: counts, bytes, duration, and the jobs
+/// that failed or were skipped, with why.
+public struct RunSummaryRenderer: Sendable {
+    /// Failed and skipped jobs listed before "… and N more".
+    public var listLimit: Int
+    public var redactor: Redactor
+
+    public init(redactor: Redactor, listLimit: Int = 15) {
+        self.redactor = redactor
+        self.listLimit = listLimit
+    }
+
+    public func render(_ summary: RunSummary) -> String {
+        var counts = ["\(summary.count(.succeeded)) succeeded", "\(summary.count(.failed)) failed", "\(summary.count(.skipped)) skipped"]
+        if summary.count(.upToDate) > 0 { counts.append("\(summary.count(.upToDate)) up to date") }
+        if summary.count(.cached) > 0 { counts.append("\(summary.count(.cached)) cached") }
+        let rate = Int64(Double(summary.bytes) / max(summary.duration.seconds, 0.001))
+        var lines = [
+            "\(summary.results.count) jobs in \(LogFormatting.duration(summary.duration)): " + counts.joined(separator: ", "),
+            "\(LogFormatting.bytes(summary.bytes)) received (\(LogFormatting.bytes(rate))/s) · run \(summary.runID)",
+        ]
+        switch summary.stop {
+        case .failFast?: lines.append("Stopped early: a job failed and fail_fast is on.")
+        case .maxTime?: lines.append("Stopped early: the run reached --max-time.")
+        case .interrupted?: lines.append("Interrupted: running jobs were cancelled.")
+        case nil: break
+        }
+        let failed = summary.failures
+        if !failed.isEmpty {
+            lines.append("Failed:")
+            let width = min(40, failed.map(\.job.count).max() ?? 0)
+            for result in failed.prefix(listLimit) {
+                let error = result.error
+                var text = "  " + result.job.padding(toLength: max(width, result.job.count), withPad: " ", startingAt: 0)
+                text += "  " + (error.map { "\($0.code.rawValue): \(redactor.redact($0.message))" } ?? "failed")
+                if let url = error?.url { text += " (\(redactor.redact(url)))" }
+                if result.attempts > 1 { text += " after \(result.attempts) attempts" }
+                lines.append(text)
+            }
+            if failed.count > listLimit { lines.append("  … and \(failed.count - listLimit) more (see the log)") }
+        }
+        let skipped = summary.results.filter { $0.outcome == .skipped }
+        if !skipped.isEmpty {
+            lines.append("Skipped:")
+            for result in skipped.prefix(listLimit) { lines.append("  \(result.job)  \(result.reason ?? "")") }
+            if skipped.count > listLimit { lines.append("  … and \(skipped.count - listLimit) more") }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+
+/// The log for people: one line per finished job, retry and failure, as
+/// `<ts> <level> <event> key=value …`. With `quiet`, only warnings and errors (what a progress
+/// display can't show) are written.
+public final class TextLogMonitor: EventMonitor {
+    private let output: @Sendable (String) -> Void
+    private let redactor: Redactor
+    private let quiet: Bool
+
+    /// - Parameter output: receives whole lines (newline included).
+    public init(redactor: Redactor, quiet: Bool = false, output: @escaping @Sendable (String) -> Void) {
+        self.output = output
+        self.redactor = redactor
+        self.quiet = quiet
+    }
+
+    public func runDidStart(_ run: RunInfo) {
+        line("info", "run.started", [("run_id", run.id), ("jobs", "\(run.jobs)"), ("concurrency", "\(run.concurrency)")])
+    }
+
+    public func jobDidFinish(_ result: JobResult) {
+        var fields: [(String, String)] = [("job", result.job), ("outcome", result.outcome.rawValue)]
+        if let status = result.status { fields.append(("status", "\(status)")) }
+        if let error = result.error {
+            fields.append(("error", error.code.rawValue))
+            fields.append(("message", redactor.redact(error.message)))
+            if let url = error.url { fields.append(("url", redactor.redact(url))) }
+        }
+        if result.outcome == .succeeded {
+            fields.append(("bytes", "\(result.bytes)"))
+            fields.append(("duration_ms", "\(result.duration.milliseconds)"))
+        }
+        if result.attempts > 1 { fields.append(("attempts", "\(result.attempts)")) }
+        if let reason = result.reason { fields.append(("reason", reason)) }
+        line(result.outcome == .failed ? "error" : "info", "job.finished", fields)
+    }
+
+    public func request(_ request: RequestInfo, didFailWithError error: FetchError) {
+        line("warn", "request.failed", requestFields(request) + [("error", error.code.rawValue), ("message", redactor.redact(error.message))])
+    }
+
+    public func requestIsRetrying(_ request: RequestInfo, retry: RetryInfo) {
+        var fields = requestFields(request) + [("reason", retry.reason), ("delay_ms", "\(retry.delay.milliseconds)")]
+        if let after = retry.retryAfter { fields.append(("retry_after", JSONText.number(after.seconds))) }
+        line("warn", "request.retrying", fields)
+    }
+
+    public func authenticatorDidRefresh(service: String, reason: String) {
+        line("info", "auth.refreshed", [("service", service), ("reason", reason)])
+    }
+
+    private func requestFields(_ request: RequestInfo) -> [(String, String)] {
+        (request.job.map { [("job", $0)] } ?? []) + [("method", request.method.rawValue), ("url", redactor.redact(request.url)),
+                                                     ("attempt", "\(request.attempt)")]
+    }
+
+    private func line(_ level: String, _ event: String, _ fields: [(String, String)]) {
+        if quiet && level == "info" { return }
+        var text = LogFormatting.timestamp() + " " + level.padding(toLength: 5, withPad: " ", startingAt: 0) + " " + event
+        for (key, value) in fields { text += " " + key + "=" + Self.quoteIfNeeded(value) }
+        output(text + "\n")
+    }
+
+    /// logfmt quoting: values with spaces, quotes or `=` are double-quoted.
+    static func quoteIfNeeded(_ value: String) -> String {
+        guard value.isEmpty || value.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" || $0 == "\n" }) else { return value }
+        return JSONText.quote(value, escapeSlash: false)
+    }
+}

@@ -1,0 +1,74 @@
+import ArgumentParser
+import FetchKit
+
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run the jobs of a jobs file.",
+        discussion: """
+        Results go to disk (output_dir), the log to stderr (or --log-file), nothing to stdout except
+        --dry-run's plan. Exit codes: 0 every job succeeded, 1 a job failed or was skipped, 2 invalid
+        config, 64 bad command line, 130/143 interrupted by SIGINT/SIGTERM.
+
+        Examples:
+          fetchctl run jobs.yaml
+          fetchctl run jobs.yaml --job commits --dry-run
+          fetchctl run jobs.yaml --log-format json --log-file run.log --max-time 10m
+        """
+    )
+
+    @Argument(help: "The jobs file.")
+    var jobsFile: String
+
+    @Option(help: "Jobs in flight at once (default: settings.concurrency, 8).")
+    var concurrency: Int?
+
+    @Option(name: .customLong("job"), help: ArgumentHelp("Run only this job and what it needs; repeatable.", valueName: "id"))
+    var jobs: [String] = []
+
+    @Flag(help: "Print the plan and every request as cURL (secrets redacted); send nothing.")
+    var dryRun = false
+
+    @Option(help: "Log format: text (for people) or json (one object a line).")
+    var logFormat: RunInvocation.LogFormat = .text
+
+    @Option(help: "Write the log to this file (appended) instead of stderr.")
+    var logFile: String?
+
+    @Option(help: "Live progress on stderr: auto (when it is a terminal), always, never.")
+    var progress: RunInvocation.ProgressMode = .auto
+
+    @Option(help: "Where run state lives (default: settings.state_dir).")
+    var stateDir: String?
+
+    @Flag(help: "Stop at the first failed job: cancel running jobs, start no more.")
+    var failFast = false
+
+    @Option(help: ArgumentHelp("Stop starting jobs and cancel running ones after this long (e.g. 90s, 10m); exit 1.", valueName: "duration"))
+    var maxTime: String?
+
+    func validate() throws {
+        if let concurrency, concurrency < 1 { throw ValidationError("--concurrency must be at least 1") }
+        if let maxTime, DurationGrammar.parse(maxTime) == nil {
+            throw ValidationError("--max-time takes a duration such as 30s, 5m or 1h, got '\(maxTime)'")
+        }
+    }
+
+    func run() async throws {
+        var invocation = RunInvocation(jobsFile: jobsFile)
+        invocation.concurrency = concurrency
+        invocation.jobs = jobs
+        invocation.dryRun = dryRun
+        invocation.logFormat = logFormat
+        invocation.logFile = logFile
+        invocation.progress = progress
+        invocation.stateDir = stateDir
+        invocation.failFast = failFast
+        invocation.maxTime = maxTime.flatMap(DurationGrammar.parse)
+        let status = await invocation.perform(stdout: .standardOutput, stderr: .standardError)
+        if status != .success { throw ExitCode(status.rawValue) }
+    }
+}
+
+extension RunInvocation.LogFormat: ExpressibleByArgument {}
+extension RunInvocation.ProgressMode: ExpressibleByArgument {}
