@@ -31,6 +31,8 @@ struct Reply {
     var stallFor: TimeAmount = .zero
     /// Send a Content-Length (false only for deliberately broken answers).
     var sendsContentLength = true
+    /// Gzip or deflate the body when the request's `Accept-Encoding` allows (`compress=1`).
+    var compressible = false
 
     init(status: HTTPResponseStatus, headers: [(String, String)] = [], body: [UInt8] = []) {
         self.status = status

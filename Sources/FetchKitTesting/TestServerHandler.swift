@@ -48,7 +48,8 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             state.requestStarted(RecordedRequest(
                 method: head.method.rawValue, uri: head.uri, path: request.path,
                 headers: head.headers.map { ($0.name, $0.value) }, bodyBytes: body.count, time: .now))
-            let reply = TestServerRoutes.reply(to: request, state: state)
+            var reply = TestServerRoutes.reply(to: request, state: state)
+            reply.compressible = query["compress"] == "1"
             if reply.delay > .zero {
                 context.eventLoop.assumeIsolated().scheduleTask(in: reply.delay) {
                     self.send(reply, context: context)
@@ -65,6 +66,7 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             headers.replaceOrAdd(name: "Content-Length", value: String(reply.body.count))
         }
         if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
+        if reply.compressible { headers.add(name: TestServer.compressMarker, value: "1") }
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: reply.status, headers: headers))), promise: nil)
         writeBody(reply, from: 0, context: context)
     }

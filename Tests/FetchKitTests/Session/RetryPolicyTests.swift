@@ -1,0 +1,206 @@
+import Foundation
+import FetchKitTesting
+import Testing
+@testable import FetchKit
+
+/// RetryPolicy against the local server: counts, delays measured from the server's request log,
+/// Retry-After in both forms, methods, statuses, transport failures, budget, cancellation.
+@Suite struct RetryPolicyTests {
+    @Test func retriesUntilSuccessWithExponentialBackoff() async throws {
+        let recorder = EventRecorder()
+        try await withSession(monitors: [recorder]) { server, session in
+            let response = try await session.data(url(server, "/flaky/backoff?fail=2"), options: RequestOptions(retryPolicy: .fast()))
+            #expect(response.response.status == 200)
+            #expect(response.response.attempts == 3)
+            let requests = server.state.requests(pathPrefix: "/flaky/backoff")
+            #expect(requests.count == 3)
+            let gaps = arrivalGaps(requests)
+            // scale 100 ms, base 2, no jitter: 100 ms, then 200 ms.
+            #expect(gaps[0] >= 0.1 && gaps[0] < 0.25, "gap \(gaps[0])")
+            #expect(gaps[1] >= 0.2 && gaps[1] < 0.35, "gap \(gaps[1])")
+            #expect(recorder.events("request.retrying").map(\.detail) == ["status 503", "status 503"])
+            #expect(recorder.events("request.started").map { $0.request!.attempt } == [1, 2, 3])
+        }
+    }
+
+    @Test func givesUpAfterTheLimitWithTheLastError() async throws {
+        try await withSession { server, session in
+            let error = await #expect(throws: FetchError.self) {
+                try await session.data(url(server, "/flaky/limit?fail=9"), options: RequestOptions(retryPolicy: .fast(limit: 2, scale: .milliseconds(10))))
+            }
+            #expect(error?.code == .status)
+            #expect(error?.status == 503)
+            #expect(error?.attempts == 3)
+            #expect(server.state.requests(pathPrefix: "/flaky/limit").count == 3)
+        }
+    }
+
+    @Test func honoursRetryAfterSeconds() async throws {
+        try await withSession { server, session in
+            let response = try await session.data(url(server, "/flaky/ra-seconds?fail=1&status=429&retry_after=1"),
+                                                  options: RequestOptions(retryPolicy: .fast(scale: .milliseconds(10))))
+            #expect(response.response.status == 200)
+            let gaps = arrivalGaps(server.state.requests(pathPrefix: "/flaky/ra-seconds"))
+            #expect(gaps.count == 1)
+            #expect(gaps[0] >= 1.0 && gaps[0] < 1.4, "gap \(gaps[0])")
+        }
+    }
+
+    @Test func honoursRetryAfterHTTPDate() async throws {
+        let recorder = EventRecorder()
+        try await withSession(monitors: [recorder]) { server, session in
+            let response = try await session.data(url(server, "/flaky/ra-date?fail=1&status=503&retry_after_date=2"),
+                                                  options: RequestOptions(retryPolicy: .fast(scale: .milliseconds(10))))
+            #expect(response.response.status == 200)
+            let gaps = arrivalGaps(server.state.requests(pathPrefix: "/flaky/ra-date"))
+            // An HTTP-date has whole seconds: "now + 2 s" truncated is between 1 and 2 s away.
+            #expect(gaps[0] >= 1.0 && gaps[0] < 2.4, "gap \(gaps[0])")
+        }
+    }
+
+    @Test func capsRetryAfterAtItsMaximum() async throws {
+        try await withSession { server, session in
+            let policy = RetryPolicy.fast(scale: .milliseconds(10)) { $0.retryAfterMax = .milliseconds(300) }
+            _ = try await session.data(url(server, "/flaky/ra-cap?fail=1&status=429&retry_after=30"), options: RequestOptions(retryPolicy: policy))
+            let gaps = arrivalGaps(server.state.requests(pathPrefix: "/flaky/ra-cap"))
+            #expect(gaps[0] >= 0.3 && gaps[0] < 0.6, "gap \(gaps[0])")
+        }
+    }
+
+    @Test func ignoresRetryAfterWhenNotHonoured() async throws {
+        try await withSession { server, session in
+            let policy = RetryPolicy.fast(scale: .milliseconds(50)) { $0.honorRetryAfter = false }
+            _ = try await session.data(url(server, "/flaky/ra-off?fail=1&status=429&retry_after=30"), options: RequestOptions(retryPolicy: policy))
+            let gaps = arrivalGaps(server.state.requests(pathPrefix: "/flaky/ra-off"))
+            #expect(gaps[0] >= 0.05 && gaps[0] < 0.3, "gap \(gaps[0])")
+        }
+    }
+
+    @Test func doesNotRetryPostByDefault() async throws {
+        try await withSession { server, session in
+            let request = BuiltRequest(method: .post, url: URL(string: url(server, "/flaky/post?fail=1"))!, body: .data(Data("x".utf8)))
+            let error = await #expect(throws: FetchError.self) {
+                try await session.data(request, options: RequestOptions(retryPolicy: .fast()))
+            }
+            #expect(error?.status == 503)
+            #expect(server.state.requests(pathPrefix: "/flaky/post").count == 1)
+        }
+    }
+
+    @Test func retriesPostWhenItsMethodIsListed() async throws {
+        try await withSession { server, session in
+            let request = BuiltRequest(method: .post, url: URL(string: url(server, "/flaky/post-ok?fail=1"))!, body: .data(Data("x".utf8)))
+            let policy = RetryPolicy.fast(scale: .milliseconds(10)) { $0.methods = [.post] }
+            let response = try await session.data(request, options: RequestOptions(retryPolicy: policy))
+            #expect(response.response.status == 200)
+            #expect(server.state.requests(pathPrefix: "/flaky/post-ok").map(\.bodyBytes) == [1, 1])
+        }
+    }
+
+    @Test func doesNotRetryNotFound() async throws {
+        try await withSession { server, session in
+            let error = await #expect(throws: FetchError.self) {
+                try await session.data(url(server, "/status/404"), options: RequestOptions(retryPolicy: .fast()))
+            }
+            #expect(error?.code == .status)
+            #expect(error?.status == 404)
+            #expect(error?.attempts == 1)
+            #expect(server.state.requests(pathPrefix: "/status/404").count == 1)
+        }
+    }
+
+    @Test func stopsWhenTheNextDelayWouldPassTheBudget() async throws {
+        try await withSession { server, session in
+            // Delays 300 ms then 600 ms; the second would end at ~900 ms, past the 700 ms budget.
+            let policy = RetryPolicy.fast(limit: 5, scale: .milliseconds(300)) { $0.budget = .milliseconds(700) }
+            let error = await #expect(throws: FetchError.self) {
+                try await session.data(url(server, "/flaky/budget?fail=9"), options: RequestOptions(retryPolicy: policy))
+            }
+            #expect(error?.attempts == 2)
+            #expect(server.state.requests(pathPrefix: "/flaky/budget").count == 2)
+        }
+    }
+
+    @Test func retriesATruncatedBodyAndGetsTheWholeOfIt() async throws {
+        let recorder = EventRecorder()
+        try await withSession(monitors: [recorder]) { server, session in
+            let response = try await session.data(url(server, "/bytes/300000?seed=4&drop_after=70000&key=trunc&times=1"),
+                                                  options: RequestOptions(retryPolicy: .fast(scale: .milliseconds(10))))
+            #expect(Array(response.data) == GeneratedBytes.bytes(0..<300_000, seed: 4))
+            #expect(recorder.events("request.failed").map(\.detail) == ["truncated"])
+            #expect(response.response.attempts == 2)
+        }
+    }
+
+    @Test func aStalledBodyTimesOutAndIsRetried() async throws {
+        let recorder = EventRecorder()
+        try await withSession(monitors: [recorder]) { server, session in
+            let started = ContinuousClock.now
+            let options = RequestOptions(timeouts: TransportTimeouts(connect: .seconds(2), read: .milliseconds(300), total: nil),
+                                         retryPolicy: .fast(scale: .milliseconds(10)))
+            let response = try await session.data(url(server, "/bytes/200000?seed=1&stall_after=1000&stall_ms=5000&key=stall&times=1"), options: options)
+            #expect(response.data.count == 200_000)
+            #expect(recorder.events("request.failed").map(\.detail) == ["timeout"])
+            #expect(ContinuousClock.now - started < .seconds(3))
+        }
+    }
+
+    @Test func aRefusedConnectionIsRetriedThenReported() async throws {
+        try await withSession { server, session in
+            // A port nothing listens on: bind one, note it, close it.
+            let closed = try await TestServer.start()
+            let port = closed.port
+            try await closed.shutdown()
+            let error = await #expect(throws: FetchError.self) {
+                try await session.data("http://127.0.0.1:\(port)/", options: RequestOptions(retryPolicy: .fast(limit: 1, scale: .milliseconds(10))))
+            }
+            #expect(error?.code == .connection)
+            #expect(error?.attempts == 2)
+        }
+    }
+
+    @Test func cancellationDuringABackoffIsNotRetried() async throws {
+        try await withSession { server, session in
+            let task = Task {
+                try await session.data(url(server, "/flaky/cancel?fail=9"), options: RequestOptions(retryPolicy: .fast(limit: 5, scale: .seconds(10))))
+            }
+            // Cancel once the first attempt has been answered (the policy is then waiting 10 s).
+            while server.state.requests(pathPrefix: "/flaky/cancel").isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+            task.cancel()
+            let result = await task.result
+            #expect(throws: FetchError.self) { try result.get() }
+            if case .failure(let error as FetchError) = result { #expect(error.code == .cancelled) }
+            #expect(server.state.requests(pathPrefix: "/flaky/cancel").count == 1)
+        }
+    }
+
+    @Test(arguments: [(0, 0.5), (1, 1.0), (2, 2.0), (5, 10.0)])
+    func backoffIsScaleTimesBaseToTheNCappedAtMax(retry: Int, seconds: Double) {
+        var policy = RetryPolicy.fast(scale: .milliseconds(500)) { $0.backoffMax = .seconds(10) }
+        #expect(policy.backoff(retryCount: retry) == .seconds(seconds))
+        policy.jitter = .full
+        policy.random = { 0.25 }
+        #expect(policy.backoff(retryCount: retry) == .seconds(seconds * 0.25))
+        policy.jitter = .equal
+        #expect(policy.backoff(retryCount: retry) == .seconds(seconds / 2 + seconds / 2 * 0.25))
+    }
+
+    @Test func defaultsAreAlamofiresPlus429() {
+        let policy = RetryPolicy()
+        #expect(policy.limit == 2)
+        #expect(policy.methods == [.get, .head, .put, .delete, .options, .trace])
+        #expect([408, 429, 500, 502, 503, 504].allSatisfy(policy.statuses.contains))
+        #expect(!policy.statuses.contains(501) && !policy.statuses.contains(404))
+        #expect(policy.errors == Set(RetryOptions.ErrorKind.allCases))
+    }
+
+    @Test(arguments: ["Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994"])
+    func parsesTheThreeHTTPDateForms(text: String) {
+        #expect(HTTPDate.parse(text) == Date(timeIntervalSince1970: 784_111_777))
+    }
+
+    @Test func formatsIMFFixdate() {
+        #expect(HTTPDate.format(Date(timeIntervalSince1970: 784_111_777)) == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(HTTPDate.parse("yesterday") == nil)
+    }
+}
