@@ -1,0 +1,204 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import FetchKitTesting
+import NIOCore
+import Testing
+@testable import FetchKit
+
+/// Per-host limits, rate limits, interceptors, OAuth2, content decoding and monitors, against the
+/// local server.
+@Suite struct SessionBehaviourTests {
+    @Test func perHostConcurrencyIsNeverExceeded() async throws {
+        try await withSession(perHost: 3) { server, session in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for i in 0..<12 { group.addTask { _ = try await session.data(url(server, "/delay/80?i=\(i)")) } }
+                try await group.waitForAll()
+            }
+            #expect(server.state.requests.count == 12)
+            #expect(server.state.peakRequestsInFlight == 3)
+            #expect(server.state.peakConnections <= 3)
+        }
+    }
+
+    @Test func rateLimitsSpaceRequestsEvenly() async throws {
+        try await withSession(perHost: 8, rateLimits: [("127.0.0.1", Rate(count: 10, period: .seconds(1)))]) { server, session in
+            // A first request opens the connection, so its setup time doesn't blur the gaps below.
+            _ = try await session.data(url(server, "/echo?warm-up"))
+            server.state.resetLog()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for i in 0..<6 { group.addTask { _ = try await session.data(url(server, "/echo?i=\(i)")) } }
+                try await group.waitForAll()
+            }
+            let times = server.state.requests.map(\.time).sorted()
+            let gaps = zip(times.dropFirst(), times).map { ($0 - $1).seconds }
+            // 10/s: one request every 100 ms (a few ms of scheduling noise allowed).
+            #expect(gaps.allSatisfy { $0 >= 0.09 }, "gaps \(gaps)")
+            #expect((times.last! - times.first!).seconds >= 0.49)
+        }
+    }
+
+    struct HeaderAdapter: RequestInterceptor {
+        let name: String
+        func adapt(_ request: BuiltRequest, for state: RequestState) async throws -> BuiltRequest {
+            var request = request
+            request.headers.update(name: name, value: "attempt-\(state.attempt)")
+            return request
+        }
+    }
+
+    struct FailingAdapter: RequestAdapter {
+        func adapt(_ request: BuiltRequest, for state: RequestState) async throws -> BuiltRequest {
+            throw FetchError(.auth, "no credential available")
+        }
+    }
+
+    @Test func adaptersRunInOrderOnEveryAttempt() async throws {
+        let interceptor = Interceptor(adapters: [HeaderAdapter(name: "X-First"), HeaderAdapter(name: "X-Second")])
+        try await withSession(interceptor: interceptor) { server, session in
+            _ = try await session.data(url(server, "/flaky/adapt?fail=1"), options: RequestOptions(retryPolicy: .fast(scale: .milliseconds(5))))
+            let seen = server.state.requests.map { [$0.header("X-First"), $0.header("X-Second")] }
+            #expect(seen == [["attempt-1", "attempt-1"], ["attempt-2", "attempt-2"]])
+        }
+    }
+
+    @Test func aFailingAdapterStopsTheChainAndSendsNothing() async throws {
+        try await withSession(interceptor: Interceptor(adapters: [FailingAdapter(), HeaderAdapter(name: "X-Never")])) { server, session in
+            let error = await #expect(throws: FetchError.self) { try await session.data(url(server, "/echo")) }
+            #expect(error?.code == .auth)
+            #expect(server.state.requests.isEmpty)
+        }
+    }
+
+    func oauth(_ server: TestServer, session: Session, recorder: EventRecorder, expiresIn: Int = 3600,
+               maximumRefreshes: Int = 5) -> AuthenticationInterceptor<OAuth2Authenticator> {
+        let options = OAuth2Options(tokenURL: server.baseURL + "/oauth/token?expires_in=\(expiresIn)", clientID: "fetchctl", clientSecret: "s3cret")
+        return AuthenticationInterceptor(authenticator: OAuth2Authenticator(options: options, session: session), service: "demo",
+                                         maximumRefreshes: maximumRefreshes, monitor: recorder)
+    }
+
+    @Test func oauth2FetchesOneTokenForAllRequests() async throws {
+        let recorder = EventRecorder()
+        try await withSession { server, session in
+            let auth = oauth(server, session: session, recorder: recorder)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<5 { group.addTask { _ = try await session.data(url(server, "/bearer?token=tok-1"), options: RequestOptions(interceptor: auth)) } }
+                try await group.waitForAll()
+            }
+            #expect(server.state.tokensIssued == 1)
+            #expect(recorder.events("auth.refreshed").map(\.detail) == ["initial"])
+            let form = try #require(server.state.requests(pathPrefix: "/oauth/token").first)
+            #expect(form.method == "POST")
+        }
+    }
+
+    @Test func oauth2RefreshesOnceOnA401() async throws {
+        let recorder = EventRecorder()
+        try await withSession { server, session in
+            let auth = oauth(server, session: session, recorder: recorder)
+            // The endpoint accepts only the second token: the first request gets a 401, refreshes, retries.
+            let response = try await session.data(url(server, "/bearer?token=tok-2"), options: RequestOptions(interceptor: auth))
+            #expect(response.response.status == 200)
+            #expect(server.state.tokensIssued == 2)
+            #expect(recorder.events("auth.refreshed").map(\.detail) == ["initial", "unauthorized"])
+            #expect(server.state.requests(pathPrefix: "/bearer").map { $0.header("Authorization") } == ["Bearer tok-1", "Bearer tok-2"])
+        }
+    }
+
+    @Test func oauth2GivesUpWhenStillUnauthorized() async throws {
+        try await withSession { server, session in
+            let auth = oauth(server, session: session, recorder: EventRecorder())
+            let error = await #expect(throws: FetchError.self) {
+                try await session.data(url(server, "/bearer?token=never"), options: RequestOptions(interceptor: auth))
+            }
+            #expect(error?.code == .auth)
+            #expect(error?.status == 401)
+            #expect(server.state.requests(pathPrefix: "/bearer").count == 2)
+        }
+    }
+
+    @Test func oauth2RefreshesBeforeExpiry() async throws {
+        let recorder = EventRecorder()
+        try await withSession { server, session in
+            let auth = oauth(server, session: session, recorder: recorder, expiresIn: 1)
+            _ = try await session.data(url(server, "/bearer?token=tok-1"), options: RequestOptions(interceptor: auth))
+            // The token lives 1 s and is refreshed in its last tenth: wait until it has expired.
+            try await Task.sleep(for: .milliseconds(1000))
+            _ = try await session.data(url(server, "/bearer?token=tok-2"), options: RequestOptions(interceptor: auth))
+            #expect(recorder.events("auth.refreshed").map(\.detail) == ["initial", "expiring"])
+            #expect(server.state.requests(pathPrefix: "/bearer").count == 2)
+        }
+    }
+
+    @Test func oauth2StopsAfterTooManyRefreshes() async throws {
+        try await withSession { server, session in
+            let auth = oauth(server, session: session, recorder: EventRecorder(), maximumRefreshes: 2)
+            _ = try? await session.data(url(server, "/bearer?token=never&n=1"), options: RequestOptions(interceptor: auth))
+            let error = await #expect(throws: FetchError.self) {
+                try await session.data(url(server, "/bearer?token=never&n=2"), options: RequestOptions(interceptor: auth))
+            }
+            #expect(error?.code == .auth)
+            #expect(error?.message.contains("refreshed 2 times within 30s") == true)
+            #expect(server.state.tokensIssued == 2)
+        }
+    }
+
+    @Test func compressedBodiesAreDecodedWhenAsked() async throws {
+        try await withSession { server, session in
+            let response = try await session.data(url(server, "/bytes/100000?seed=0&compress=1"), options: RequestOptions(decodesContent: true))
+            #expect(server.state.requests.first?.header("Accept-Encoding") == "gzip, deflate")
+            #expect(["gzip", "deflate"].contains(response.response.head.headers["Content-Encoding"] ?? "none"))
+            #expect(Array(response.data) == GeneratedBytes.bytes(0..<100_000, seed: 0))
+        }
+    }
+
+    @Test(arguments: ["gzip", "deflate"])
+    func eachEncodingIsDecoded(encoding: String) async throws {
+        try await withSession { server, session in
+            let request = BuiltRequest(method: .get, url: URL(string: url(server, "/bytes/70000?seed=2&compress=1"))!,
+                                       headers: HTTPHeaders([("Accept-Encoding", encoding)]))
+            let response = try await session.data(request, options: RequestOptions(decodesContent: true))
+            #expect(response.response.head.headers["Content-Encoding"] == encoding)
+            #expect(response.response.bytes == 70_000)
+            #expect(Array(response.data) == GeneratedBytes.bytes(0..<70_000, seed: 2))
+        }
+    }
+
+    @Test func bodiesStayAsServedWithoutDecoding() async throws {
+        try await withSession { server, session in
+            let response = try await session.data(url(server, "/bytes/1000?compress=1"))
+            #expect(server.state.requests.first?.header("Accept-Encoding") == nil)
+            #expect(response.response.head.headers["Content-Encoding"] == nil)
+            #expect(response.data.count == 1000)
+        }
+    }
+
+    @Test func monitorsSeeTheRequestLifecycleInOrder() async throws {
+        let recorder = EventRecorder()
+        try await withSession(monitors: [recorder]) { server, session in
+            _ = try await session.data(url(server, "/flaky/life?fail=1"), options: RequestOptions(retryPolicy: .fast(scale: .milliseconds(5)), job: "life"))
+            #expect(recorder.entries.map(\.event) == [
+                "created", "request.started", "request.finished", "request.failed", "request.retrying",
+                "request.started", "request.finished", "finished",
+            ])
+            #expect(recorder.entries.allSatisfy { $0.request?.job == "life" || $0.request == nil })
+        }
+    }
+
+    @Test func aLibraryProgramCanUseASessionWithoutYAML() async throws {
+        let seen = LockedBox<[Int]>([])
+        var monitor = ClosureEventMonitor()
+        monitor.requestDidGatherMetrics = { _, metrics in seen.withLock { $0.append(metrics.status) } }
+        try await withSession(monitors: [monitor]) { server, session in
+            var request = URLRequest(url: URL(string: url(server, "/echo?from=urlrequest"))!)
+            request.httpMethod = "PUT"
+            request.httpBody = Data("hello".utf8)
+            let response = try await session.data(request)
+            let echo = try #require(try JSONSerialization.jsonObject(with: response.data) as? [String: Any])
+            #expect(echo["method"] as? String == "PUT")
+            #expect(echo["body"] as? String == "hello")
+            #expect(seen.withLock { $0 } == [200])
+        }
+    }
+}
