@@ -1,0 +1,172 @@
+import Foundation
+import FetchKitTesting
+import Testing
+@testable import FetchKit
+
+/// The runner against the local server: many saves, needs and skips, selection, fail_fast,
+/// max-time, cancellation, atomic output, and per-host limits at run level.
+@Suite struct RunnerTests {
+    /// Loads `jobs` (a jobs file body under `version: 1`) with BASE set to the server, and runs it.
+    func run(_ server: TestServer, _ jobs: String, selecting: [String] = [], options: Runner.Options = Runner.Options(),
+             environment: [String: String] = [:], monitors: [any EventMonitor] = []) async throws -> (RunSummary, ConfigFixture) {
+        let fixture = try ConfigFixture(["jobs.yaml": "version: 1\n" + jobs])
+        let config = fixture.load("jobs.yaml", environment: environment.merging(["BASE": server.baseURL]) { a, _ in a }, mode: .run)
+        #expect(config.diagnostics.isEmpty, "\(config.diagnostics)")
+        let plan = try RunPlan(config: config, selecting: selecting)
+        return (await Runner(config: config, plan: plan, options: options, monitors: monitors).run(), fixture)
+    }
+
+    func files(under directory: String) -> [String] {
+        (FileManager.default.enumerator(atPath: directory)?.allObjects as? [String] ?? []).sorted()
+    }
+
+    @Test func twoHundredSavesLandWhole() async throws {
+        let server = try await TestServer.start()
+        let values = (0..<200).map(String.init).joined(separator: ", ")
+        let (summary, fixture) = try await run(server, """
+            settings: {concurrency: 16, per_host: 4, output_dir: out}
+            jobs:
+              - id: part
+                url: "${BASE}/bytes/4096?seed={{matrix.n}}"
+                matrix: {n: [\(values)]}
+                save: "parts/{{matrix.n}}.bin"
+            """)
+        #expect(summary.exitStatus == .success)
+        #expect(summary.count(.succeeded) == 200)
+        #expect(summary.bytes == 200 * 4096)
+        for n in 0..<200 {
+            let data = try Data(contentsOf: URL(fileURLWithPath: fixture.path("out/parts/\(n).bin")))
+            #expect(Array(data) == GeneratedBytes.bytes(0..<4096, seed: n), "file \(n)")
+        }
+        #expect(files(under: fixture.path("out/parts")).count == 200)
+        #expect(server.state.peakRequestsInFlight <= 4)
+        #expect(server.state.peakConnections <= 4)
+        try await server.shutdown()
+    }
+
+    @Test func aJobWhoseNeedsFailedIsSkipped() async throws {
+        let server = try await TestServer.start()
+        let (summary, _) = try await run(server, """
+            settings: {retry: {limit: 0}}
+            jobs:
+              - {id: broken, url: "${BASE}/status/500"}
+              - {id: after, url: "${BASE}/echo", needs: [broken]}
+              - {id: after-after, url: "${BASE}/echo", needs: [after]}
+              - {id: independent, url: "${BASE}/echo"}
+            """)
+        let outcomes = Dictionary(uniqueKeysWithValues: summary.results.map { ($0.job, $0.outcome) })
+        #expect(outcomes == ["broken": .failed, "after": .skipped, "after-after": .skipped, "independent": .succeeded])
+        #expect(summary.results.first { $0.job == "after" }?.reason == "needs broken, which failed")
+        #expect(summary.results.first { $0.job == "after-after" }?.reason == "needs after, which was skipped")
+        #expect(summary.exitStatus == .jobsFailed)
+        #expect(server.state.requests.map(\.path).sorted() == ["/echo", "/status/500"])
+        try await server.shutdown()
+    }
+
+    @Test func needsRunFirst() async throws {
+        let server = try await TestServer.start()
+        let (summary, _) = try await run(server, """
+            settings: {concurrency: 8}
+            jobs:
+              - {id: last, url: "${BASE}/echo?job=last", needs: [middle]}
+              - {id: middle, url: "${BASE}/delay/50?job=middle", needs: [first]}
+              - {id: first, url: "${BASE}/delay/50?job=first"}
+            """)
+        #expect(summary.exitStatus == .success)
+        #expect(server.state.requests.map(\.uri) == ["/delay/50?job=first", "/delay/50?job=middle", "/echo?job=last"])
+        try await server.shutdown()
+    }
+
+    @Test func selectionPullsInWhatAJobNeeds() throws {
+        let fixture = try ConfigFixture(["jobs.yaml": """
+            version: 1
+            jobs:
+              - {id: base, url: "http://127.0.0.1:9/base"}
+              - {id: commits, url: "http://127.0.0.1:9/{{matrix.repo}}", matrix: {repo: [a, b]}, needs: [base]}
+              - {id: other, url: "http://127.0.0.1:9/other"}
+            """])
+        let config = fixture.load("jobs.yaml", mode: .run)
+        #expect(try RunPlan(config: config, selecting: ["commits[repo=b]"]).jobs.map(\.id) == ["base", "commits[repo=b]"])
+        #expect(try RunPlan(config: config, selecting: ["commits"]).jobs.map(\.id) == ["base", "commits[repo=a]", "commits[repo=b]"])
+        #expect(try RunPlan(config: config).jobs.count == 4)
+        #expect(throws: PlanError.self) { try RunPlan(config: config, selecting: ["comits"]) }
+        do {
+            _ = try RunPlan(config: config, selecting: ["comits"])
+        } catch {
+            #expect(error.message == "no job 'comits' in the jobs file (did you mean 'commits'?)")
+        }
+    }
+
+    @Test func aFailedSaveLeavesNoFileBehind() async throws {
+        let server = try await TestServer.start()
+        let (summary, fixture) = try await run(server, """
+            settings: {retry: {limit: 0}, output_dir: out}
+            jobs:
+              - {id: missing, url: "${BASE}/status/404", save: data/missing.txt}
+              - {id: cut, url: "${BASE}/bytes/300000?drop_after=100000", save: data/cut.bin}
+              - {id: fine, url: "${BASE}/bytes/10", save: data/fine.bin}
+            """)
+        #expect(summary.results.map(\.outcome) == [.failed, .failed, .succeeded])
+        #expect(summary.results[0].error?.code == .status)
+        #expect(summary.results[1].error?.code == .truncated)
+        #expect(files(under: fixture.path("out/data")) == ["fine.bin"])
+        try await server.shutdown()
+    }
+
+    @Test func failFastStopsTheRun() async throws {
+        let server = try await TestServer.start()
+        let (summary, _) = try await run(server, """
+            settings: {concurrency: 1, fail_fast: true, retry: {limit: 0}}
+            jobs:
+              - {id: one, url: "${BASE}/echo"}
+              - {id: two, url: "${BASE}/status/500"}
+              - {id: three, url: "${BASE}/echo"}
+              - {id: four, url: "${BASE}/echo"}
+            """)
+        #expect(summary.stop == .failFast)
+        #expect(summary.results.map(\.outcome) == [.succeeded, .failed, .skipped, .skipped])
+        #expect(summary.results[2].reason == "not started: fail_fast stopped the run")
+        #expect(server.state.requests.count == 2)
+        try await server.shutdown()
+    }
+
+    @Test func maxTimeCancelsRunningJobsAndSkipsTheRest() async throws {
+        let server = try await TestServer.start()
+        let started = ContinuousClock.now
+        let (summary, _) = try await run(server, """
+            settings: {concurrency: 2}
+            jobs:
+              - {id: slow-1, url: "${BASE}/delay/5000", save: one.txt}
+              - {id: slow-2, url: "${BASE}/delay/5000", save: two.txt}
+              - {id: slow-3, url: "${BASE}/delay/5000"}
+            """, options: Runner.Options(maxTime: .milliseconds(300)))
+        #expect(ContinuousClock.now - started < .seconds(2))
+        #expect(summary.stop == .maxTime)
+        #expect(summary.results.map(\.outcome) == [.failed, .failed, .skipped])
+        #expect(summary.results[0].error?.code == .cancelled)
+        #expect(summary.exitStatus == .jobsFailed)
+        try await server.shutdown()
+    }
+
+    @Test func cancellingTheRunInterruptsIt() async throws {
+        let server = try await TestServer.start()
+        let fixture = try ConfigFixture(["jobs.yaml": """
+            version: 1
+            settings: {concurrency: 2, output_dir: out}
+            jobs:
+              - {id: a, url: "${BASE}/bytes/1000000?stall_after=10000&stall_ms=10000", save: a.bin}
+              - {id: b, url: "${BASE}/delay/10000", save: b.txt}
+              - {id: c, url: "${BASE}/echo", save: c.json}
+            """])
+        let config = fixture.load("jobs.yaml", environment: ["BASE": server.baseURL], mode: .run)
+        let runner = Runner(config: config, plan: try RunPlan(config: config))
+        let task = Task { await runner.run() }
+        while server.state.requests.count < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        task.cancel()
+        let summary = await task.value
+        #expect(summary.stop == .interrupted)
+        #expect(summary.results.map(\.outcome) == [.failed, .failed, .skipped])
+        #expect(files(under: fixture.path("out")).isEmpty)
+        try await server.shutdown()
+    }
+}
