@@ -50,7 +50,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "FetchKitTests", dependencies: ["FetchKit", "FetchKitTesting"]),
-        .testTarget(name: "fetchctlTests", dependencies: ["fetchctl", "FetchKit"]),
+        .testTarget(name: "fetchctlTests", dependencies: ["fetchctl", "FetchKit", "FetchKitTesting"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -3,16 +3,16 @@ import Testing
 
 /// The commands end to end: the real binary, real files, exit codes and exact output.
 @Suite struct CommandTests {
-    @Test func validateAcceptsEveryExample() throws {
+    @Test func validateAcceptsEveryExample() async throws {
         for example in ["examples/github/jobs.yaml", "examples/github/github.routes.yaml", "examples/downloads/jobs.yaml"] {
-            let result = try FetchctlProcess.run(["validate", example])
+            let result = try await FetchctlProcess.run(["validate", example])
             #expect(result.status == 0, "\(example): \(result.stdout)")
             #expect(!result.stdout.contains("error:"))
         }
     }
 
     /// "Done means": a config with ten different mistakes gets ten located diagnostics in one run.
-    @Test func tenMistakesTenDiagnostics() throws {
+    @Test func tenMistakesTenDiagnostics() async throws {
         let dir = try FetchctlProcess.directory(with: ["jobs.yaml": """
             version: 1
             settings:
@@ -35,7 +35,7 @@ import Testing
                 save: ../../etc/passwd
                 checksum: sha1:abc
             """])
-        let result = try FetchctlProcess.run(["validate", "jobs.yaml"], in: dir)
+        let result = try await FetchctlProcess.run(["validate", "jobs.yaml"], in: dir)
         #expect(result.status == 2)
         #expect(result.stdout == """
             jobs.yaml:3:3: error: unknown key 'concurency' in settings (did you mean 'concurrency'?)
@@ -73,9 +73,9 @@ import Testing
         #expect(result.stderr == "10 errors, 0 warnings in 1 file\n")
     }
 
-    @Test func validateJSONAndGitHubFormats() throws {
+    @Test func validateJSONAndGitHubFormats() async throws {
         let dir = try FetchctlProcess.directory(with: ["r.yaml": "version: 1\nservice: s\nbase_url: https://a.org\nroutes:\n  a: {path: /a, encodng: json}\n"])
-        let json = try FetchctlProcess.run(["validate", "--format", "json", "r.yaml"], in: dir)
+        let json = try await FetchctlProcess.run(["validate", "--format", "json", "r.yaml"], in: dir)
         #expect(json.status == 2)
         let items = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
         #expect(items.count == 1)
@@ -83,62 +83,62 @@ import Testing
         #expect(items[0]["line"] as? Int == 5)
         #expect(items[0]["column"] as? Int == 17)
         #expect(items[0]["hint"] as? String == "did you mean 'encoding'?")
-        let github = try FetchctlProcess.run(["validate", "--format", "github", "r.yaml"], in: dir)
+        let github = try await FetchctlProcess.run(["validate", "--format", "github", "r.yaml"], in: dir)
         #expect(github.stdout == "::error file=r.yaml,line=5,col=17,title=unknown-key::unknown key 'encodng' in route 'a' (did you mean 'encoding'?)\n")
     }
 
-    @Test func missingFileIsExit2() throws {
-        let result = try FetchctlProcess.run(["validate", "does-not-exist.yaml"])
+    @Test func missingFileIsExit2() async throws {
+        let result = try await FetchctlProcess.run(["validate", "does-not-exist.yaml"])
         #expect(result.status == 2)
         #expect(result.stdout.hasPrefix("does-not-exist.yaml:1:1: error: no such file 'does-not-exist.yaml'"))
     }
 
-    @Test func routesListsEveryRoute() throws {
-        let result = try FetchctlProcess.run(["routes", "examples/github/jobs.yaml"], environment: ["GITHUB_TOKEN": "x"])
+    @Test func routesListsEveryRoute() async throws {
+        let result = try await FetchctlProcess.run(["routes", "examples/github/jobs.yaml"], environment: ["GITHUB_TOKEN": "x"])
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n")
         #expect(lines.first?.hasPrefix("ROUTE") == true)
         #expect(lines.contains { $0.hasPrefix("github.list_commits") && $0.contains("https://api.github.com/repos/{{owner}}/{{repo}}/commits") })
     }
 
-    @Test func renderShowsTheRequestWithSecretsHidden() throws {
+    @Test func renderShowsTheRequestWithSecretsHidden() async throws {
         let env = ["GITHUB_TOKEN": "ghp_supersecret"]
         let args = ["render", "examples/github/github.routes.yaml", "github.user_repositories", "--param", "per_page=5"]
-        let hidden = try FetchctlProcess.run(args, environment: env)
+        let hidden = try await FetchctlProcess.run(args, environment: env)
         #expect(hidden.status == 0, "\(hidden.stderr)")
         #expect(hidden.stdout.hasPrefix("curl 'https://api.github.com/user/repos?per_page=5&sort=updated&visibility=all'"))
         #expect(hidden.stdout.contains("-H 'Authorization: <redacted>'"))
         #expect(!hidden.stdout.contains("ghp_supersecret") && !hidden.stderr.contains("ghp_supersecret"))
-        let shown = try FetchctlProcess.run(args + ["--show-secrets", "--format", "http"], environment: env)
+        let shown = try await FetchctlProcess.run(args + ["--show-secrets", "--format", "http"], environment: env)
         #expect(shown.stdout.hasPrefix("GET /user/repos?per_page=5&sort=updated&visibility=all HTTP/1.1\nHost: api.github.com\n"))
         #expect(shown.stdout.contains("Authorization: Bearer ghp_supersecret\n"))
     }
 
-    @Test func renderCommandLineMistakesExit64() throws {
+    @Test func renderCommandLineMistakesExit64() async throws {
         let base = ["render", "examples/github/github.routes.yaml"]
-        let badParam = try FetchctlProcess.run(base + ["github.search_repositories", "--param", "query=x", "--param", "page=two"])
+        let badParam = try await FetchctlProcess.run(base + ["github.search_repositories", "--param", "query=x", "--param", "page=two"])
         #expect(badParam.status == 64)
         #expect(badParam.stderr.contains("param 'page' must be an integer, found 'two'"))
-        let unknown = try FetchctlProcess.run(base + ["github.serch_repositories"])
+        let unknown = try await FetchctlProcess.run(base + ["github.serch_repositories"])
         #expect(unknown.status == 64)
         #expect(unknown.stderr.contains("unknown route 'github.serch_repositories' (did you mean 'github.search_repositories'?)"))
-        let malformed = try FetchctlProcess.run(base + ["github.search_repositories", "--param", "novalue"])
+        let malformed = try await FetchctlProcess.run(base + ["github.search_repositories", "--param", "novalue"])
         #expect(malformed.status == 64)
     }
 
     @Test(arguments: ["routes", "jobs"])
-    func schemaMatchesTheCommittedFile(_ kind: String) throws {
-        let result = try FetchctlProcess.run(["schema", kind])
+    func schemaMatchesTheCommittedFile(_ kind: String) async throws {
+        let result = try await FetchctlProcess.run(["schema", kind])
         let file = try String(contentsOf: FetchctlProcess.root.appendingPathComponent("schemas/\(kind).schema.json"), encoding: .utf8)
         #expect(result.status == 0)
         #expect(result.stdout == file)
     }
 
-    @Test func versionAndHelp() throws {
-        let version = try FetchctlProcess.run(["--version"])
+    @Test func versionAndHelp() async throws {
+        let version = try await FetchctlProcess.run(["--version"])
         #expect(version.stdout == "0.1.0\n")
         for command in ["validate", "routes", "render", "schema"] {
-            let help = try FetchctlProcess.run([command, "--help"])
+            let help = try await FetchctlProcess.run([command, "--help"])
             #expect(help.status == 0)
             #expect(help.stdout.contains("Examples:"), "\(command)")
         }

@@ -29,8 +29,28 @@ struct FetchctlProcess {
         return root.appendingPathComponent(".build/debug/fetchctl")
     }()
 
-    /// Runs `fetchctl arguments` in `directory` with exactly `environment` (plus PATH).
-    static func run(_ arguments: [String], in directory: URL = root, environment: [String: String] = [:]) throws -> Result {
+    /// Runs `fetchctl arguments` in `directory` with exactly `environment` (plus PATH), waiting on a
+    /// dispatch thread: a blocking wait on the (two-thread) cooperative pool would stall every other
+    /// test running at the same time.
+    static func run(_ arguments: [String], in directory: URL = root, environment: [String: String] = [:]) async throws -> Result {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Swift.Result { try runBlocking(arguments, in: directory, environment: environment) })
+            }
+        }
+    }
+
+    /// Waits for `process` to exit without blocking a cooperative thread.
+    static func waitForExit(_ process: Process) async {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                process.waitUntilExit()
+                continuation.resume()
+            }
+        }
+    }
+
+    private static func runBlocking(_ arguments: [String], in directory: URL = root, environment: [String: String] = [:]) throws -> Result {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
@@ -46,6 +66,22 @@ struct FetchctlProcess {
         process.waitUntilExit()
         return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
                       stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    /// Starts `fetchctl arguments` without waiting; stdout and stderr go to files in `directory`
+    /// (`stdout.txt`, `stderr.txt`), so the test can signal the process and read them afterwards.
+    static func start(_ arguments: [String], in directory: URL, environment: [String: String] = [:]) throws -> Process {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a }
+        FileManager.default.createFile(atPath: directory.appendingPathComponent("stdout.txt").path, contents: nil)
+        FileManager.default.createFile(atPath: directory.appendingPathComponent("stderr.txt").path, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: directory.appendingPathComponent("stdout.txt"))
+        process.standardError = try FileHandle(forWritingTo: directory.appendingPathComponent("stderr.txt"))
+        try process.run()
+        return process
     }
 
     /// A fresh temporary directory holding `files`.

@@ -47,13 +47,15 @@ actor HostLimiter {
     }
 }
 
-/// `rate_limits`: requests to a host spaced evenly at `count` per `period` (a token bucket holding
-/// one token, so no burst ever exceeds the rate in any window). Waiting is cancellable.
+/// `rate_limits`: requests to a host spaced at least `period / count` apart (a token bucket holding
+/// one token, so no burst ever exceeds the rate). A grant is decided under a lock at the moment it is
+/// given, so a waiter that wakes late pushes the next grant back instead of bunching up with it.
+/// Waiting is cancellable.
 final class RateLimiter: Sendable {
     private let intervals: [String: Duration]
     private let next = LockedBox([String: ContinuousClock.Instant]())
 
-    /// - Parameter rates: per host name (lowercased), as `rate_limits` gives them.
+    /// - Parameter rates: per host name, as `rate_limits` gives them.
     init(rates: [(host: String, rate: Rate)]) {
         var intervals: [String: Duration] = [:]
         for (host, rate) in rates { intervals[host.lowercased()] = rate.period / rate.count }
@@ -62,14 +64,20 @@ final class RateLimiter: Sendable {
 
     var isEmpty: Bool { intervals.isEmpty }
 
-    /// Returns when the next request to `host` may start.
-    func acquire(_ host: String) async throws {
-        guard let interval = intervals[host.lowercased()] else { return }
-        let slot = next.withLock { next -> ContinuousClock.Instant in
-            let slot = max(ContinuousClock.now, next[host.lowercased()] ?? .now)
-            next[host.lowercased()] = slot + interval
-            return slot
+    /// Returns when the next request to `host` may start, with the instant it was granted.
+    @discardableResult
+    func acquire(_ host: String) async throws -> ContinuousClock.Instant {
+        let key = host.lowercased()
+        guard let interval = intervals[key] else { return .now }
+        while true {
+            let wait = next.withLock { next -> ContinuousClock.Instant? in
+                let now = ContinuousClock.now
+                if let due = next[key], due > now { return due }
+                next[key] = now + interval
+                return nil
+            }
+            guard let wait else { return .now }
+            try await Task.sleep(until: wait, clock: .continuous)
         }
-        if slot > .now { try await Task.sleep(until: slot, clock: .continuous) }
     }
 }

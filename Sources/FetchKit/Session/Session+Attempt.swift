@@ -10,10 +10,11 @@ extension Session {
         while true {
             state.lastRequest = current
             let host = current.url.host?.lowercased() ?? ""
-            try await rates.acquire(host)
             try await hosts.acquire(host)
             let exchange: Exchange
             do {
+                // Last before sending, so waiting for a connection slot can't bunch requests up.
+                try await rates.acquire(host)
                 exchange = try await self.exchange(current, hops: hops, state: state, options: options, sink: sink)
                 await hosts.release(host)
             } catch {

@@ -22,6 +22,8 @@ final class EventRecorder: EventMonitor {
         var event: String
         var request: RequestInfo?
         var detail: String
+        var delay: Duration?
+        var time = ContinuousClock.now
     }
 
     private let box = LockedBox<[Entry]>([])
@@ -29,15 +31,15 @@ final class EventRecorder: EventMonitor {
     var entries: [Entry] { box.withLock { $0 } }
     func events(_ name: String) -> [Entry] { entries.filter { $0.event == name } }
 
-    private func add(_ event: String, _ request: RequestInfo? = nil, _ detail: String = "") {
-        box.withLock { $0.append(Entry(event: event, request: request, detail: detail)) }
+    private func add(_ event: String, _ request: RequestInfo? = nil, _ detail: String = "", delay: Duration? = nil) {
+        box.withLock { $0.append(Entry(event: event, request: request, detail: detail, delay: delay)) }
     }
 
     func requestDidCreate(_ request: RequestInfo) { add("created", request) }
     func requestDidResume(_ request: RequestInfo) { add("request.started", request) }
     func request(_ request: RequestInfo, didGatherMetrics metrics: RequestMetrics) { add("request.finished", request, "\(metrics.status)") }
     func request(_ request: RequestInfo, didFailWithError error: FetchError) { add("request.failed", request, error.code.rawValue) }
-    func requestIsRetrying(_ request: RequestInfo, retry: RetryInfo) { add("request.retrying", request, retry.reason) }
+    func requestIsRetrying(_ request: RequestInfo, retry: RetryInfo) { add("request.retrying", request, retry.reason, delay: retry.delay) }
     func requestDidFinish(_ request: RequestInfo, error: FetchError?) { add("finished", request, error?.code.rawValue ?? "ok") }
     func authenticatorDidRefresh(service: String, reason: String) { add("auth.refreshed", nil, reason) }
     func jobDidFinish(_ result: JobResult) { add("job.finished", nil, "\(result.job)=\(result.outcome.rawValue)") }
