@@ -49,6 +49,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // examples/library: FetchKit used from Swift, without YAML (`swift run library-example`).
+        .executableTarget(name: "library-example", dependencies: ["FetchKit", "FetchKitTesting"], path: "examples/library"),
         .testTarget(name: "FetchKitTests", dependencies: ["FetchKit", "FetchKitTesting"]),
         .testTarget(name: "fetchctlTests", dependencies: ["fetchctl", "FetchKit", "FetchKitTesting"]),
     ],

@@ -79,7 +79,7 @@ public struct RequestMetrics: Sendable {
     }
 
     public var status: Int
-    /// Body bytes received (after content decoding).
+    /// Body bytes read: the accepted body after content decoding, or a discarded error or redirect body.
     public var bytes: Int64
     public var duration: Duration
     public var cache: CacheUse

@@ -102,7 +102,7 @@ extension Session {
             // A redirect or failure decided at the head doesn't need the rest of the body.
             guard progress.hasOutcome, let head = progress.head else {
                 if let head = progress.head {
-                    monitor.request(requestInfo, didGatherMetrics: RequestMetrics(status: head.status, bytes: progress.bytes,
+                    monitor.request(requestInfo, didGatherMetrics: RequestMetrics(status: head.status, bytes: progress.received,
                                                                                   duration: .now - started))
                 }
                 throw error
@@ -115,7 +115,7 @@ extension Session {
 
     private func finish(_ progress: ExchangeProgress, head: TransportResponseHead, started: ContinuousClock.Instant,
                         info: RequestInfo) -> Exchange {
-        eventMonitor.request(info, didGatherMetrics: RequestMetrics(status: head.status, bytes: progress.bytes, duration: .now - started))
+        eventMonitor.request(info, didGatherMetrics: RequestMetrics(status: head.status, bytes: progress.received, duration: .now - started))
         return Exchange(head: head, outcome: progress.outcome ?? .accepted, bytes: progress.bytes)
     }
 }
@@ -141,6 +141,8 @@ final class ExchangeProgress: Sendable {
     var hasOutcome: Bool { outcome != nil }
     var isAccepting: Bool { outcome == nil }
     var bytes: Int64 { state.withLock { $0.bytes } }
+    /// Every body byte read: kept and discarded.
+    var received: Int64 { state.withLock { $0.bytes + $0.discarded } }
 
     var decoder: ContentDecoder? {
         get { state.withLock { $0.decoder } }

@@ -84,6 +84,7 @@ public final class Session: Sendable {
             do {
                 try Task.checkCancellation()
                 var adapted = try await chain.adapt(initial, for: state)
+                if adapted.headers["User-Agent"] == nil { adapted.headers.update(name: "User-Agent", value: Router.defaultUserAgent) }
                 if options.decodesContent, adapted.headers["Accept-Encoding"] == nil {
                     adapted.headers.update(name: "Accept-Encoding", value: "gzip, deflate")
                 }
