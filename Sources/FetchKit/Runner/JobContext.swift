@@ -32,7 +32,7 @@ final class JobContext: Sendable {
         if case .oauth2(let options)? = behaviour.auth {
             interceptor = authenticators.first { $0.options == options }?.interceptor
         }
-        return RequestOptions(timeouts: TransportTimeouts(behaviour.timeout), validator: ResponseValidator(behaviour.validate),
+        return RequestOptions(timeouts: TransportTimeouts(behaviour.timeout), tls: behaviour.tls, validator: ResponseValidator(behaviour.validate),
                               redirector: Redirector(behaviour.redirect, credentialHeaders: secretHeaders),
                               retryPolicy: RetryPolicy(behaviour.retry), interceptor: interceptor,
                               decodesContent: job.downloadPath == nil, job: job.id)

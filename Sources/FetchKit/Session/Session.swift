@@ -168,6 +168,8 @@ public final class Session: Sendable {
 /// blocks become. Defaults are SPEC's built-in ones.
 public struct RequestOptions: Sendable {
     public var timeouts: TransportTimeouts
+    /// `tls`: trust anchors and `insecure` (pins are refused, see `AsyncHTTPClientTransport`).
+    public var tls: TLSOptions
     public var validator: ResponseValidator
     public var redirector: Redirector
     /// Asked after the interceptors' retriers; nil never retries.
@@ -179,10 +181,11 @@ public struct RequestOptions: Sendable {
     /// The job this request runs for, for monitors.
     public var job: String?
 
-    public init(timeouts: TransportTimeouts = .defaults, validator: ResponseValidator = ResponseValidator(),
+    public init(timeouts: TransportTimeouts = .defaults, tls: TLSOptions = TLSOptions(), validator: ResponseValidator = ResponseValidator(),
                 redirector: Redirector = .follow, retryPolicy: RetryPolicy? = RetryPolicy(),
                 interceptor: (any RequestInterceptor)? = nil, decodesContent: Bool = false, job: String? = nil) {
         self.timeouts = timeouts
+        self.tls = tls
         self.validator = validator
         self.redirector = redirector
         self.retryPolicy = retryPolicy

@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 
 /// The transport on AsyncHTTPClient: one client per run, its pool sized from `per_host`, redirects
 /// left to FetchKit's `Redirector`, bodies streamed with backpressure, and the read (stall) and total
@@ -33,16 +34,18 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
 
     public func send(
         _ request: BuiltRequest,
-        timeouts: TransportTimeouts,
+        options: TransportOptions,
         onHead: @escaping @Sendable (TransportResponseHead) async throws -> Void,
         onChunk: @escaping @Sendable (ByteBuffer) async throws -> Void
     ) async throws {
         let started = ContinuousClock.now
+        let timeouts = options.timeouts
+        let url = Redactor.redactURLUserinfo(request.url.absoluteString)
         var outgoing = HTTPClientRequest(url: request.url.absoluteString)
         outgoing.method = NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue)
         for header in request.headers { outgoing.headers.add(name: header.name, value: header.value) }
         outgoing.body = try Self.body(request.body)
-        let url = Redactor.redactURLUserinfo(request.url.absoluteString)
+        outgoing.tlsConfiguration = try Self.tlsConfiguration(options.tls, url: url)
 
         // The head must arrive within connect + read (and within the total deadline).
         var headBudget = timeouts.connect + timeouts.read
@@ -89,6 +92,26 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         if let expected, received < expected, request.method != .head, response.status != .notModified {
             throw FetchError(.truncated, "the body ended after \(received) of \(expected) bytes", url: url, status: Int(response.status.code))
         }
+    }
+
+    // MARK: - TLS
+
+    /// The TLS settings a `tls` block asks for; nil keeps the client's (system trust store, verified).
+    static func tlsConfiguration(_ tls: TLSOptions, url: String) throws -> TLSConfiguration? {
+        if let pins = tls.pins, !pins.isEmpty {
+            // AsyncHTTPClient gives no hook to see the peer's chain; refuse rather than send unpinned.
+            throw FetchError(.tls, "tls.pins is not supported by this version of fetchctl; the request was not sent", url: url)
+        }
+        guard tls.caFile != nil || tls.insecure == true else { return nil }
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        if let caFile = tls.caFile {
+            guard FileManager.default.isReadableFile(atPath: caFile) else {
+                throw FetchError(.tls, "tls.ca_file '\(caFile)' cannot be read", url: url)
+            }
+            configuration.trustRoots = .file(caFile)
+        }
+        if tls.insecure == true { configuration.certificateVerification = .none }
+        return configuration
     }
 
     // MARK: - Request bodies

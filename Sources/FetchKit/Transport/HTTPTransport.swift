@@ -24,6 +24,18 @@ public struct TransportTimeouts: Sendable, Equatable {
     }
 }
 
+/// Everything a transport needs to know about one attempt besides the request itself.
+public struct TransportOptions: Sendable, Equatable {
+    public var timeouts: TransportTimeouts
+    /// `tls`: extra trust anchors, pins, `insecure`.
+    public var tls: TLSOptions
+
+    public init(timeouts: TransportTimeouts = .defaults, tls: TLSOptions = TLSOptions()) {
+        self.timeouts = timeouts
+        self.tls = tls
+    }
+}
+
 /// A response head as the transport received it.
 public struct TransportResponseHead: Sendable {
     public var status: Int
@@ -38,7 +50,7 @@ public struct TransportResponseHead: Sendable {
 public protocol HTTPTransport: Sendable {
     func send(
         _ request: BuiltRequest,
-        timeouts: TransportTimeouts,
+        options: TransportOptions,
         onHead: @escaping @Sendable (TransportResponseHead) async throws -> Void,
         onChunk: @escaping @Sendable (ByteBuffer) async throws -> Void
     ) async throws
@@ -49,4 +61,14 @@ public protocol HTTPTransport: Sendable {
 
 extension HTTPTransport {
     public func shutdown() async throws {}
+
+    /// Sends with default TLS settings.
+    public func send(
+        _ request: BuiltRequest,
+        timeouts: TransportTimeouts,
+        onHead: @escaping @Sendable (TransportResponseHead) async throws -> Void,
+        onChunk: @escaping @Sendable (ByteBuffer) async throws -> Void
+    ) async throws {
+        try await send(request, options: TransportOptions(timeouts: timeouts), onHead: onHead, onChunk: onChunk)
+    }
 }

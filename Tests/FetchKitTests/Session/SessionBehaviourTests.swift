@@ -185,6 +185,18 @@ import Testing
         }
     }
 
+    @Test func pinsAreRefusedRatherThanIgnored() async throws {
+        try await withSession { server, session in
+            let options = RequestOptions(tls: TLSOptions(pins: ["sha256/47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="]), retryPolicy: nil)
+            let error = await #expect(throws: FetchError.self) { try await session.data(url(server, "/echo"), options: options) }
+            #expect(error?.code == .tls)
+            let unreadable = RequestOptions(tls: TLSOptions(caFile: "/nonexistent/ca.pem"), retryPolicy: nil)
+            let caError = await #expect(throws: FetchError.self) { try await session.data(url(server, "/echo"), options: unreadable) }
+            #expect(caError?.message == "tls.ca_file '/nonexistent/ca.pem' cannot be read")
+            #expect(server.state.requests.isEmpty)
+        }
+    }
+
     @Test func monitorsSeeTheRequestLifecycleInOrder() async throws {
         let recorder = EventRecorder()
         try await withSession(monitors: [recorder]) { server, session in
