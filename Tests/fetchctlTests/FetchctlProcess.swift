@@ -76,8 +76,8 @@ struct FetchctlProcess {
         process.arguments = arguments
         process.currentDirectoryURL = directory
         process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a }
-        FileManager.default.createFile(atPath: directory.appendingPathComponent("stdout.txt").path, contents: nil)
-        FileManager.default.createFile(atPath: directory.appendingPathComponent("stderr.txt").path, contents: nil)
+        _ = FileManager.default.createFile(atPath: directory.appendingPathComponent("stdout.txt").path, contents: nil)
+        _ = FileManager.default.createFile(atPath: directory.appendingPathComponent("stderr.txt").path, contents: nil)
         process.standardOutput = try FileHandle(forWritingTo: directory.appendingPathComponent("stdout.txt"))
         process.standardError = try FileHandle(forWritingTo: directory.appendingPathComponent("stderr.txt"))
         try process.run()

@@ -69,7 +69,9 @@ public final class Runner: Sendable {
     /// The sliding window: starts ready jobs up to `concurrency`, records results as they come.
     private func schedule(_ jobs: JobContext) async -> ([String: JobResult], RunSummary.Stop?) {
         var results: [String: JobResult] = [:]
-        var pending = plan.jobs
+        let jobsInPlan = plan.jobs
+        // Indices into the plan, in order: cheap to remove from (a job is a large value).
+        var pending = Array(jobsInPlan.indices)
         var running = 0
         var stop: RunSummary.Stop?
         let failFast = options.failFast || settings.failFast
@@ -91,7 +93,7 @@ public final class Runner: Sendable {
             func startReady() {
                 var index = 0
                 while stop == nil, !Task.isCancelled, running < limit, index < pending.count {
-                    let job = pending[index]
+                    let job = jobsInPlan[pending[index]]
                     let needs = job.needs.map { results[$0] }
                     if needs.contains(where: { $0 == nil }) {
                         index += 1
@@ -137,7 +139,7 @@ public final class Runner: Sendable {
         case .interrupted?: reason = "not started: the run was interrupted"
         case nil: reason = "not started"
         }
-        for job in pending { record(JobResult(job: job.id, outcome: .skipped, reason: reason)) }
+        for index in pending { record(JobResult(job: jobsInPlan[index].id, outcome: .skipped, reason: reason)) }
         return (results, stop)
     }
 
