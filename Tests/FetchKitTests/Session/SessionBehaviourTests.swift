@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import FetchKitTesting
+import Logging
 import NIOCore
 import Testing
 @testable import FetchKit
@@ -206,6 +207,38 @@ import Testing
                 "request.started", "request.finished", "finished",
             ])
             #expect(recorder.entries.allSatisfy { $0.request?.job == "life" || $0.request == nil })
+        }
+    }
+
+    /// A swift-log handler that keeps every record, to check what `LoggingEventMonitor` logs.
+    struct CapturingLogHandler: LogHandler {
+        let records: LockedBox<[(level: Logger.Level, message: String, metadata: [String: String])]>
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) {
+            let fields = (event.metadata ?? [:]).mapValues { "\($0)" }
+            records.withLock { $0.append((event.level, "\(event.message)", fields)) }
+        }
+    }
+
+    @Test func swiftLogReceivesFixedMessagesWithMetadata() async throws {
+        let records = LockedBox<[(level: Logger.Level, message: String, metadata: [String: String])]>([])
+        let logger = Logger(label: "test") { _ in CapturingLogHandler(records: records) }
+        try await withSession(monitors: [LoggingEventMonitor(logger: logger)]) { server, session in
+            _ = try await session.data(url(server, "/flaky/swift-log?fail=1"), options: RequestOptions(retryPolicy: .fast(scale: .milliseconds(5)), job: "j"))
+            let logged = records.withLock { $0 }
+            #expect(logged.map(\.message) == ["request.started", "request.finished", "request.failed", "request.retrying",
+                                              "request.started", "request.finished"])
+            #expect(logged.map(\.level) == [.debug, .info, .warning, .warning, .debug, .info])
+            #expect(logged.allSatisfy { $0.metadata["job"] == "j" && $0.metadata["url"] == "\(server.baseURL)/flaky/swift-log?fail=1" })
+            #expect(logged[1].metadata["status"] == "503")
+            #expect(logged[2].metadata["error"] == "status")
+            #expect(logged[3].metadata["delay_ms"] == "5")
+            #expect(logged[5].metadata["attempt"] == "2")
         }
     }
 
