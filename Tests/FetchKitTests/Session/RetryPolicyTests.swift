@@ -63,11 +63,12 @@ import Testing
                                                   options: RequestOptions(retryPolicy: .fast(scale: .milliseconds(10))))
             #expect(response.response.status == 200)
             let gaps = arrivalGaps(server.state.requests(pathPrefix: "/flaky/ra-date"))
-            // An HTTP-date has whole seconds: "now + 3 s" truncated is between 2 and 3 s away when the
-            // server writes it, a little less by the time the client reads it.
+            // The server wrote "now + 3 s" truncated to whole seconds, so the date is at least 2 s after
+            // the first request arrived, and the retry may not arrive before it. The delay the client
+            // computed is shorter by however long the answer took to be read (long on a loaded machine).
             let delay = try #require(recorder.events("request.retrying").first?.delay)
-            #expect(delay > .seconds(1) && delay <= .seconds(3), "delay \(delay)")
-            #expect(gaps[0] >= 1.0 && gaps[0] < 3.0 + Self.slack, "gap \(gaps[0])")
+            #expect(delay > .zero && delay <= .seconds(3), "delay \(delay)")
+            #expect(gaps[0] >= 1.95 && gaps[0] < 3.0 + Self.slack, "gap \(gaps[0])")
         }
     }
 
@@ -143,7 +144,7 @@ import Testing
         }
     }
 
-    @Test(arguments: [(0, true), (500, true), (700, true), (900, false), (2000, false)])
+    @Test(arguments: [(0, true), (400, true), (1200, false), (2000, false)])
     func theBudgetCountsFromTheFirstAttempt(elapsedMilliseconds: Int, retries: Bool) async throws {
         let policy = RetryPolicy.fast(limit: 5, scale: .milliseconds(200)) { $0.budget = .seconds(1) }
         let request = BuiltRequest(url: URL(string: "http://127.0.0.1:9/")!)
