@@ -17,6 +17,10 @@ public struct RunInvocation: Sendable {
     public var stateDir: String?
     public var failFast = false
     public var maxTime: Duration?
+    /// `--no-resume`: ignore `.part` files and recorded validators.
+    public var noResume = false
+    /// `--report FORMAT PATH`, in order.
+    public var reports: [(format: RunReport.Format, path: String)] = []
     /// The environment `${VAR}`s come from.
     public var environment: [String: String] = ProcessInfo.processInfo.environment
 
@@ -86,11 +90,52 @@ public struct RunInvocation: Sendable {
             stderr.write("warning: tls.insecure is set: certificates are not verified for some requests\n")
         }
 
-        let runner = Runner(config: config, plan: plan, options: Runner.Options(concurrency: concurrency, failFast: failFast, maxTime: maxTime),
-                            monitors: monitors)
+        // The state directory: one run at a time (exit 75), and the store for resuming and history.
+        let stateDirectory = stateDir.map { ($0 as NSString).standardizingPath } ?? settings(config).stateDir
+        let lock: RunLock
+        do {
+            lock = try RunLock(directory: stateDirectory)
+        } catch let held as RunLock.Held {
+            stderr.write("error: \(held)\n")
+            stderr.flush()
+            return .locked
+        } catch {
+            stderr.write("error: \(error)\n")
+            stderr.flush()
+            return .invalidConfig
+        }
+        var store: StateStore?
+        do {
+            store = try StateStore(directory: stateDirectory)
+        } catch {
+            // The store holds history and validators, never data: run without it rather than not at all.
+            stderr.write("warning: \(error); running without resume or history\n")
+        }
+        if let store { monitors.append(StateRecorder(store: store, jobsFile: jobsFile)) }
+
+        let options = Runner.Options(concurrency: concurrency, failFast: failFast, maxTime: maxTime, stateStore: store, resumes: !noResume)
+        let runner = Runner(config: config, plan: plan, options: options, monitors: monitors)
         let task = Task { await runner.run() }
         let trap = SignalTrap { _ in task.cancel() }
         let summary = await task.value
+        let status = trap.exitStatus ?? summary.exitStatus
+        if let store {
+            do {
+                try store.flush()
+                try store.finishRun(summary, exitCode: status.rawValue)
+            } catch {
+                stderr.write("warning: \(error)\n")
+            }
+        }
+        for report in reports {
+            do {
+                try RunReport.write(summary, jobsFile: jobsFile, exitCode: status.rawValue, format: report.format, to: report.path,
+                                    redactor: config.redactor)
+            } catch {
+                stderr.write("error: \(error)\n")
+            }
+        }
+        withExtendedLifetime(lock) {}
         logWriter.flush()
         // The summary is for people: not when the JSON log itself is on stderr.
         if !(logOnStderr && logFormat == .json) {
@@ -98,8 +143,11 @@ public struct RunInvocation: Sendable {
         }
         stderr.flush()
         if logFile != nil { logWriter.close() }
-        if let interrupted = trap.exitStatus { return interrupted }
-        return summary.exitStatus
+        return status
+    }
+
+    private func settings(_ config: LoadedConfig) -> Settings {
+        config.jobsFile?.settings ?? Settings(outputDir: ".", stateDir: ".fetchctl")
     }
 }
 

@@ -26,6 +26,13 @@ public struct CompositeEventMonitor: EventMonitor {
     public func authenticatorDidRefresh(service: String, reason: String) {
         for m in monitors { m.authenticatorDidRefresh(service: service, reason: reason) }
     }
+    public func downloadDidResume(job: String?, offset: Int64) { for m in monitors { m.downloadDidResume(job: job, offset: offset) } }
+    public func downloadDidRestart(job: String?, offset: Int64, reason: String) {
+        for m in monitors { m.downloadDidRestart(job: job, offset: offset, reason: reason) }
+    }
+    public func downloadDidVerify(job: String?, algorithm: String, digest: String, bytes: Int64) {
+        for m in monitors { m.downloadDidVerify(job: job, algorithm: algorithm, digest: digest, bytes: bytes) }
+    }
     public func runDidStart(_ run: RunInfo) { for m in monitors { m.runDidStart(run) } }
     public func jobDidStart(_ job: String) { for m in monitors { m.jobDidStart(job) } }
     public func jobDidFinish(_ result: JobResult) { for m in monitors { m.jobDidFinish(result) } }

@@ -28,6 +28,15 @@ public protocol EventMonitor: Sendable {
     /// An authenticator obtained a new credential: `auth.refreshed`.
     func authenticatorDidRefresh(service: String, reason: String)
 
+    // MARK: Downloads
+
+    /// A download continues from `offset` bytes already on disk: `download.resumed`.
+    func downloadDidResume(job: String?, offset: Int64)
+    /// A download starts over from zero: `download.restarted`.
+    func downloadDidRestart(job: String?, offset: Int64, reason: String)
+    /// A finished download matched its checksum: `download.verified`.
+    func downloadDidVerify(job: String?, algorithm: String, digest: String, bytes: Int64)
+
     // MARK: Runs
 
     func runDidStart(_ run: RunInfo)
@@ -47,6 +56,9 @@ extension EventMonitor {
     public func requestIsRetrying(_ request: RequestInfo, retry: RetryInfo) {}
     public func requestDidFinish(_ request: RequestInfo, error: FetchError?) {}
     public func authenticatorDidRefresh(service: String, reason: String) {}
+    public func downloadDidResume(job: String?, offset: Int64) {}
+    public func downloadDidRestart(job: String?, offset: Int64, reason: String) {}
+    public func downloadDidVerify(job: String?, algorithm: String, digest: String, bytes: Int64) {}
     public func runDidStart(_ run: RunInfo) {}
     public func jobDidStart(_ job: String) {}
     public func jobDidFinish(_ result: JobResult) {}

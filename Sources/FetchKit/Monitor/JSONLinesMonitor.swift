@@ -85,6 +85,30 @@ public final class JSONLinesMonitor: EventMonitor {
         emit(line)
     }
 
+    public func downloadDidResume(job: String?, offset: Int64) {
+        var line = start("info", "download.resumed")
+        if let job { line.string("job", job) }
+        line.int("offset", offset)
+        line.string("reason", "partial file on disk")
+        emit(line)
+    }
+
+    public func downloadDidRestart(job: String?, offset: Int64, reason: String) {
+        var line = start("warn", "download.restarted")
+        if let job { line.string("job", job) }
+        line.int("offset", offset)
+        line.string("reason", reason)
+        emit(line)
+    }
+
+    public func downloadDidVerify(job: String?, algorithm: String, digest: String, bytes: Int64) {
+        var line = start("info", "download.verified")
+        if let job { line.string("job", job) }
+        line.string(algorithm, digest)
+        line.int("bytes", bytes)
+        emit(line)
+    }
+
     public func runDidFinish(_ summary: RunSummary) {
         var line = start(summary.exitStatus == .success ? "info" : "error", "run.finished")
         line.int("succeeded", summary.count(.succeeded))

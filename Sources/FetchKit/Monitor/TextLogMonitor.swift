@@ -50,6 +50,18 @@ public final class TextLogMonitor: EventMonitor {
         line("info", "auth.refreshed", [("service", service), ("reason", reason)])
     }
 
+    public func downloadDidResume(job: String?, offset: Int64) {
+        line("info", "download.resumed", (job.map { [("job", $0)] } ?? []) + [("offset", "\(offset)")])
+    }
+
+    public func downloadDidRestart(job: String?, offset: Int64, reason: String) {
+        line("warn", "download.restarted", (job.map { [("job", $0)] } ?? []) + [("offset", "\(offset)"), ("reason", reason)])
+    }
+
+    public func downloadDidVerify(job: String?, algorithm: String, digest: String, bytes: Int64) {
+        line("info", "download.verified", (job.map { [("job", $0)] } ?? []) + [(algorithm, digest), ("bytes", "\(bytes)")])
+    }
+
     private func requestFields(_ request: RequestInfo) -> [(String, String)] {
         (request.job.map { [("job", $0)] } ?? []) + [("method", request.method.rawValue), ("url", redactor.redact(request.url)),
                                                      ("attempt", "\(request.attempt)")]

@@ -8,8 +8,8 @@ import Glibc
 /// only when the body is complete: a failed or interrupted job never leaves a file (partial or
 /// otherwise) at its destination. Directories are created as needed.
 ///
-/// `save` uses a hidden temporary name that is removed on failure. `download` writes
-/// `<destination>.part`, and with `durable` the file and its directory are fsynced around the rename.
+/// The temporary file has a hidden name and is removed on failure. Saves are atomic but not fsynced
+/// (as curl); `durable` adds an fsync of the file and its directory around the rename.
 public final class FileSink: ResponseSink {
     public let destination: String
     public let temporaryPath: String
@@ -28,11 +28,6 @@ public final class FileSink: ResponseSink {
         return FileSink(destination: destination, temporaryPath: url.deletingLastPathComponent().appendingPathComponent(name).path, durable: false)
     }
 
-    /// A sink for a `download` job: `<destination>.part`, fsynced before it is renamed into place.
-    public static func download(to destination: String) -> FileSink {
-        FileSink(destination: destination, temporaryPath: destination + ".part", durable: true)
-    }
-
     public init(destination: String, temporaryPath: String, durable: Bool) {
         self.destination = destination
         self.temporaryPath = temporaryPath
@@ -46,14 +41,9 @@ public final class FileSink: ResponseSink {
             if s.fd >= 0 { Glibc.close(s.fd) }
             s.fd = -1
             s.bytes = 0
-            let directory = (temporaryPath as NSString).deletingLastPathComponent
-            do {
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            } catch {
-                throw FetchError(.io, "cannot create the directory '\(directory)': \(Self.reason(error))")
-            }
+            try FileIO.createDirectory(containing: temporaryPath)
             let fd = Glibc.open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            guard fd >= 0 else { throw Self.error(errno, "cannot create '\(temporaryPath)'") }
+            guard fd >= 0 else { throw FileIO.error(errno, "cannot create '\(temporaryPath)'") }
             s.fd = fd
         }
     }
@@ -61,17 +51,7 @@ public final class FileSink: ResponseSink {
     public func write(_ chunk: ByteBuffer) async throws {
         try state.withLock { s in
             guard s.fd >= 0 else { throw FetchError(.io, "'\(temporaryPath)' is not open") }
-            try chunk.withUnsafeReadableBytes { buffer in
-                var offset = 0
-                while offset < buffer.count {
-                    let written = Glibc.write(s.fd, buffer.baseAddress! + offset, buffer.count - offset)
-                    if written < 0 {
-                        if errno == EINTR { continue }
-                        throw Self.error(errno, "cannot write '\(temporaryPath)'")
-                    }
-                    offset += written
-                }
-            }
+            try FileIO.write(chunk, to: s.fd, path: temporaryPath)
             s.bytes += Int64(chunk.readableBytes)
         }
     }
@@ -83,11 +63,11 @@ public final class FileSink: ResponseSink {
             if durable, fsync(s.fd) != 0 {
                 let code = errno
                 Glibc.close(s.fd)
-                throw Self.error(code, "cannot flush '\(temporaryPath)'")
+                throw FileIO.error(code, "cannot flush '\(temporaryPath)'")
             }
-            guard Glibc.close(s.fd) == 0 else { throw Self.error(errno, "cannot close '\(temporaryPath)'") }
-            guard rename(temporaryPath, destination) == 0 else { throw Self.error(errno, "cannot move the file into place at '\(destination)'") }
-            if durable { Self.syncDirectory(of: destination) }
+            guard Glibc.close(s.fd) == 0 else { throw FileIO.error(errno, "cannot close '\(temporaryPath)'") }
+            guard rename(temporaryPath, destination) == 0 else { throw FileIO.error(errno, "cannot move the file into place at '\(destination)'") }
+            if durable { FileIO.syncDirectory(of: destination) }
         }
     }
 
@@ -97,22 +77,5 @@ public final class FileSink: ResponseSink {
             s.fd = -1
             unlink(temporaryPath)
         }
-    }
-
-    static func syncDirectory(of path: String) {
-        let fd = Glibc.open((path as NSString).deletingLastPathComponent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        fsync(fd)
-        Glibc.close(fd)
-    }
-
-    /// `disk_full` for ENOSPC/EDQUOT, `io` otherwise, with the system's reason.
-    static func error(_ code: Int32, _ message: String) -> FetchError {
-        let reason = String(cString: strerror(code))
-        return FetchError(code == ENOSPC || code == EDQUOT ? .diskFull : .io, "\(message): \(reason)")
-    }
-
-    static func reason(_ error: Error) -> String {
-        (error as NSError).localizedFailureReason ?? error.localizedDescription
     }
 }

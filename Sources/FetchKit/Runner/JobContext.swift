@@ -8,6 +8,8 @@ final class JobContext: Sendable {
     let monitor: CompositeEventMonitor
     let redactor: Redactor
     let secretHeaders: Set<String>
+    let store: StateStore?
+    let resumes: Bool
     private let authenticators: [(options: OAuth2Options, interceptor: AuthenticationInterceptor<OAuth2Authenticator>)]
 
     init(runner: Runner, session: Session) {
@@ -15,6 +17,8 @@ final class JobContext: Sendable {
         monitor = runner.monitor
         redactor = runner.config.redactor
         secretHeaders = runner.config.secretHeaders
+        store = runner.options.stateStore
+        resumes = runner.options.resumes
         var authenticators: [(OAuth2Options, AuthenticationInterceptor<OAuth2Authenticator>)] = []
         for job in runner.plan.jobs {
             guard case .oauth2(let options)? = job.behaviour.auth, !authenticators.contains(where: { $0.0 == options }) else { continue }
@@ -32,7 +36,12 @@ final class JobContext: Sendable {
         if case .oauth2(let options)? = behaviour.auth {
             interceptor = authenticators.first { $0.options == options }?.interceptor
         }
-        return RequestOptions(timeouts: TransportTimeouts(behaviour.timeout), tls: behaviour.tls, validator: ResponseValidator(behaviour.validate),
+        var validator = ResponseValidator(behaviour.validate)
+        if job.downloadPath != nil {
+            // A conditional rerun (304) and a range past a complete .part (416) are the download sink's to judge.
+            validator.statuses.ranges += [304...304, 416...416]
+        }
+        return RequestOptions(timeouts: TransportTimeouts(behaviour.timeout), tls: behaviour.tls, validator: validator,
                               redirector: Redirector(behaviour.redirect, credentialHeaders: secretHeaders),
                               retryPolicy: RetryPolicy(behaviour.retry), interceptor: interceptor,
                               decodesContent: job.downloadPath == nil, job: job.id)
@@ -45,7 +54,8 @@ final class JobContext: Sendable {
         let sink: any ResponseSink
         let path = job.downloadPath ?? job.savePath
         if let download = job.downloadPath {
-            sink = FileSink.download(to: download)
+            sink = DownloadSink(destination: download, job: job.id, checksum: job.spec.checksum, store: store, resumes: resumes,
+                                monitor: monitor, redactor: redactor)
         } else if let save = job.savePath {
             sink = FileSink.save(to: save)
         } else {
@@ -54,7 +64,8 @@ final class JobContext: Sendable {
         let result: JobResult
         do {
             let response = try await session.execute(job.router, options: requestOptions(for: job), sink: sink)
-            result = JobResult(job: job.id, outcome: .succeeded, status: response.status, bytes: response.bytes,
+            let upToDate = (sink as? DownloadSink)?.isUpToDate == true
+            result = JobResult(job: job.id, outcome: upToDate ? .upToDate : .succeeded, status: response.status, bytes: response.bytes,
                                attempts: response.attempts, duration: .now - started, path: path)
         } catch {
             let failure = error as? FetchError ?? FetchError(.io, redactor.redact("\(error)"))

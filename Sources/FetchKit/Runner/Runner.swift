@@ -14,12 +14,19 @@ public final class Runner: Sendable {
         public var maxTime: Duration?
         /// The run's id in events; random when nil.
         public var runID: String?
+        /// Where download validators live; nil downloads without resuming across runs.
+        public var stateStore: StateStore?
+        /// False for `--no-resume`: ignore `.part` files and recorded validators.
+        public var resumes: Bool
 
-        public init(concurrency: Int? = nil, failFast: Bool = false, maxTime: Duration? = nil, runID: String? = nil) {
+        public init(concurrency: Int? = nil, failFast: Bool = false, maxTime: Duration? = nil, runID: String? = nil,
+                    stateStore: StateStore? = nil, resumes: Bool = true) {
             self.concurrency = concurrency
             self.failFast = failFast
             self.maxTime = maxTime
             self.runID = runID
+            self.stateStore = stateStore
+            self.resumes = resumes
         }
     }
 

@@ -7,13 +7,16 @@ struct RunCommand: AsyncParsableCommand {
         abstract: "Run the jobs of a jobs file.",
         discussion: """
         Results go to disk (output_dir), the log to stderr (or --log-file), nothing to stdout except
-        --dry-run's plan. Exit codes: 0 every job succeeded, 1 a job failed or was skipped, 2 invalid
-        config, 64 bad command line, 130/143 interrupted by SIGINT/SIGTERM.
+        --dry-run's plan. Run again after a failure or an interruption: downloads continue from their
+        .part files, finished and unchanged downloads are up to date. Exit codes: 0 every job succeeded,
+        1 a job failed or was skipped, 2 invalid config, 64 bad command line, 75 another run holds the
+        state directory, 130/143 interrupted by SIGINT/SIGTERM.
 
         Examples:
           fetchctl run jobs.yaml
           fetchctl run jobs.yaml --job commits --dry-run
           fetchctl run jobs.yaml --log-format json --log-file run.log --max-time 10m
+          fetchctl run jobs.yaml --report junit results.xml
         """
     )
 
@@ -41,6 +44,13 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Where run state lives (default: settings.state_dir).")
     var stateDir: String?
 
+    @Flag(help: "Ignore .part files and recorded validators: download everything from the start.")
+    var noResume = false
+
+    @Option(parsing: .upToNextOption, help: ArgumentHelp("Write a report when the run ends: junit PATH or json PATH; repeatable.",
+                                                         valueName: "format path"))
+    var report: [String] = []
+
     @Flag(help: "Stop at the first failed job: cancel running jobs, start no more.")
     var failFast = false
 
@@ -51,6 +61,18 @@ struct RunCommand: AsyncParsableCommand {
         if let concurrency, concurrency < 1 { throw ValidationError("--concurrency must be at least 1") }
         if let maxTime, DurationGrammar.parse(maxTime) == nil {
             throw ValidationError("--max-time takes a duration such as 30s, 5m or 1h, got '\(maxTime)'")
+        }
+        _ = try reports()
+    }
+
+    /// `--report junit a.xml --report json b.json` as (format, path) pairs.
+    func reports() throws -> [(format: RunReport.Format, path: String)] {
+        guard report.count % 2 == 0 else { throw ValidationError("--report takes a format (junit or json) and a path") }
+        return try stride(from: 0, to: report.count, by: 2).map { index in
+            guard let format = RunReport.Format(rawValue: report[index]) else {
+                throw ValidationError("--report takes junit or json, got '\(report[index])'")
+            }
+            return (format, report[index + 1])
         }
     }
 
@@ -65,6 +87,8 @@ struct RunCommand: AsyncParsableCommand {
         invocation.stateDir = stateDir
         invocation.failFast = failFast
         invocation.maxTime = maxTime.flatMap(DurationGrammar.parse)
+        invocation.noResume = noResume
+        invocation.reports = try reports()
         let status = await invocation.perform(stdout: .standardOutput, stderr: .standardError)
         if status != .success { throw ExitCode(status.rawValue) }
     }

@@ -1,0 +1,269 @@
+import Foundation
+import GRDB
+
+/// The run state in `state_dir/state.sqlite` (SPEC §5): runs, each job's result, and download
+/// records (validators, length, completion). SQLite in WAL mode with versioned migrations; every
+/// change is one transaction, so a `kill -9` at any moment leaves a consistent store. Nothing in it
+/// is needed for a fresh run to be correct: deleting `state_dir` loses history, never data.
+public final class StateStore: Sendable {
+    public let directory: String
+    let pool: DatabasePool
+
+    /// Opens (creating if needed) the store in `directory` and brings its schema up to date.
+    public init(directory: String) throws {
+        self.directory = directory
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            var configuration = Configuration()
+            configuration.busyMode = .timeout(5)
+            // WAL with synchronous=NORMAL: a commit survives the process dying at any moment (kill -9);
+            // only a power loss may drop the last commits, never corrupt the store.
+            configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+            pool = try DatabasePool(path: (directory as NSString).appendingPathComponent("state.sqlite"), configuration: configuration)
+            try Self.migrator.migrate(pool)
+        } catch let error as FetchError {
+            throw error
+        } catch {
+            throw FetchError(.io, "cannot open the state store in '\(directory)': \(error)")
+        }
+    }
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: runs, job results, downloads") { db in
+            try db.create(table: "runs") { t in
+                t.primaryKey("id", .text)
+                t.column("jobs_file", .text).notNull()
+                t.column("started_at", .double).notNull()
+                t.column("ended_at", .double)
+                t.column("jobs", .integer).notNull()
+                t.column("succeeded", .integer)
+                t.column("failed", .integer)
+                t.column("skipped", .integer)
+                t.column("up_to_date", .integer)
+                t.column("bytes", .integer)
+                t.column("exit_code", .integer)
+            }
+            try db.create(table: "job_results") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("run_id", .text).notNull().references("runs", onDelete: .cascade)
+                t.column("job", .text).notNull()
+                t.column("outcome", .text).notNull()
+                t.column("status", .integer)
+                t.column("bytes", .integer).notNull()
+                t.column("attempts", .integer).notNull()
+                t.column("error", .text)
+                t.column("message", .text)
+                t.column("duration_ms", .integer).notNull()
+                t.column("finished_at", .double).notNull()
+            }
+            try db.create(index: "job_results_by_job", on: "job_results", columns: ["job", "finished_at"])
+            try db.create(table: "downloads") { t in
+                t.primaryKey("destination", .text)
+                t.column("url", .text).notNull()
+                t.column("etag", .text)
+                t.column("last_modified", .text)
+                t.column("total_length", .integer)
+                t.column("completed", .boolean).notNull().defaults(to: false)
+                t.column("checksum", .text)
+                t.column("updated_at", .double).notNull()
+            }
+        }
+        return migrator
+    }
+
+    // MARK: - Runs
+
+    public func beginRun(id: String, jobsFile: String, jobs: Int, at date: Date = Date()) throws {
+        try write { db in
+            try db.execute(sql: "INSERT INTO runs (id, jobs_file, started_at, jobs) VALUES (?, ?, ?, ?)",
+                           arguments: [id, jobsFile, date.timeIntervalSince1970, jobs])
+        }
+    }
+
+    public func finishRun(_ summary: RunSummary, exitCode: Int32, at date: Date = Date()) throws {
+        try write { db in
+            try db.execute(sql: """
+                UPDATE runs SET ended_at = ?, succeeded = ?, failed = ?, skipped = ?, up_to_date = ?, bytes = ?, exit_code = ?
+                WHERE id = ?
+                """, arguments: [date.timeIntervalSince1970, summary.count(.succeeded), summary.count(.failed), summary.count(.skipped),
+                                 summary.count(.upToDate), summary.bytes, exitCode, summary.runID])
+        }
+    }
+
+    public func recordJob(runID: String, _ result: JobResult, at date: Date = Date()) throws {
+        try write { db in
+            try db.execute(sql: """
+                INSERT INTO job_results (run_id, job, outcome, status, bytes, attempts, error, message, duration_ms, finished_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [runID, result.job, result.outcome.rawValue, result.status, result.bytes, result.attempts,
+                                 result.error?.code.rawValue, result.error?.message ?? result.reason,
+                                 result.duration.milliseconds, date.timeIntervalSince1970])
+        }
+    }
+
+    /// Records a job's result without waiting (the writes stay in order); `flush` waits for them.
+    public func recordJobLater(runID: String, _ result: JobResult, at date: Date = Date()) {
+        pool.asyncWrite({ db in
+            try db.execute(sql: """
+                INSERT INTO job_results (run_id, job, outcome, status, bytes, attempts, error, message, duration_ms, finished_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [runID, result.job, result.outcome.rawValue, result.status, result.bytes, result.attempts,
+                                 result.error?.code.rawValue, result.error?.message ?? result.reason,
+                                 result.duration.milliseconds, date.timeIntervalSince1970])
+        }, completion: { _, _ in })
+    }
+
+    /// Waits until every write queued so far is committed.
+    public func flush() throws {
+        try write { _ in }
+    }
+
+    /// The most recent runs, newest first.
+    public func recentRuns(limit: Int = 10) throws -> [RunRecord] {
+        try pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM runs ORDER BY started_at DESC, rowid DESC LIMIT ?", arguments: [limit]).map(RunRecord.init)
+        }
+    }
+
+    /// Each job's latest result, by job id.
+    public func lastResults() throws -> [JobRecord] {
+        try pool.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT r.* FROM job_results r
+                JOIN (SELECT job, MAX(id) AS id FROM job_results GROUP BY job) latest ON latest.id = r.id
+                ORDER BY r.job
+                """).map(JobRecord.init)
+        }
+    }
+
+    /// Results of one run, in the order they finished.
+    public func results(ofRun runID: String) throws -> [JobRecord] {
+        try pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM job_results WHERE run_id = ? ORDER BY id", arguments: [runID]).map(JobRecord.init)
+        }
+    }
+
+    // MARK: - Downloads
+
+    public func download(at destination: String) throws -> DownloadRecord? {
+        try pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM downloads WHERE destination = ?", arguments: [destination]).map(DownloadRecord.init)
+        }
+    }
+
+    public func saveDownload(_ record: DownloadRecord) throws {
+        try write { db in
+            try db.execute(sql: """
+                INSERT INTO downloads (destination, url, etag, last_modified, total_length, completed, checksum, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(destination) DO UPDATE SET url = excluded.url, etag = excluded.etag,
+                  last_modified = excluded.last_modified, total_length = excluded.total_length,
+                  completed = excluded.completed, checksum = excluded.checksum, updated_at = excluded.updated_at
+                """, arguments: [record.destination, record.url, record.etag, record.lastModified, record.totalLength,
+                                 record.completed, record.checksum, Date().timeIntervalSince1970])
+        }
+    }
+
+    public func deleteDownload(at destination: String) throws {
+        try write { db in try db.execute(sql: "DELETE FROM downloads WHERE destination = ?", arguments: [destination]) }
+    }
+
+    private func write(_ body: (Database) throws -> Void) throws {
+        do {
+            try pool.write(body)
+        } catch {
+            throw FetchError(.io, "cannot write the state store in '\(directory)': \(error)")
+        }
+    }
+}
+
+/// A run as the store keeps it.
+public struct RunRecord: Sendable, Equatable {
+    public var id: String
+    public var jobsFile: String
+    public var startedAt: Date
+    public var endedAt: Date?
+    public var jobs: Int
+    public var succeeded: Int?
+    public var failed: Int?
+    public var skipped: Int?
+    public var upToDate: Int?
+    public var bytes: Int64?
+    public var exitCode: Int?
+
+    init(_ row: Row) {
+        id = row["id"]
+        jobsFile = row["jobs_file"]
+        startedAt = Date(timeIntervalSince1970: row["started_at"])
+        endedAt = (row["ended_at"] as Double?).map { Date(timeIntervalSince1970: $0) }
+        jobs = row["jobs"]
+        succeeded = row["succeeded"]
+        failed = row["failed"]
+        skipped = row["skipped"]
+        upToDate = row["up_to_date"]
+        bytes = row["bytes"]
+        exitCode = row["exit_code"]
+    }
+}
+
+/// One job's result as the store keeps it.
+public struct JobRecord: Sendable, Equatable {
+    public var runID: String
+    public var job: String
+    public var outcome: String
+    public var status: Int?
+    public var bytes: Int64
+    public var attempts: Int
+    public var error: String?
+    public var message: String?
+    public var durationMilliseconds: Int64
+    public var finishedAt: Date
+
+    init(_ row: Row) {
+        runID = row["run_id"]
+        job = row["job"]
+        outcome = row["outcome"]
+        status = row["status"]
+        bytes = row["bytes"]
+        attempts = row["attempts"]
+        error = row["error"]
+        message = row["message"]
+        durationMilliseconds = row["duration_ms"]
+        finishedAt = Date(timeIntervalSince1970: row["finished_at"])
+    }
+}
+
+/// What the store remembers about a download: where it came from, its validators, its length, and
+/// whether it was completed (renamed into place).
+public struct DownloadRecord: Sendable, Equatable {
+    public var destination: String
+    public var url: String
+    public var etag: String?
+    public var lastModified: String?
+    public var totalLength: Int64?
+    public var completed: Bool
+    /// `sha256:<hex>` of the finished file, when a checksum was verified.
+    public var checksum: String?
+
+    public init(destination: String, url: String, etag: String? = nil, lastModified: String? = nil, totalLength: Int64? = nil,
+                completed: Bool = false, checksum: String? = nil) {
+        self.destination = destination
+        self.url = url
+        self.etag = etag
+        self.lastModified = lastModified
+        self.totalLength = totalLength
+        self.completed = completed
+        self.checksum = checksum
+    }
+
+    init(_ row: Row) {
+        destination = row["destination"]
+        url = row["url"]
+        etag = row["etag"]
+        lastModified = row["last_modified"]
+        totalLength = row["total_length"]
+        completed = row["completed"]
+        checksum = row["checksum"]
+    }
+}

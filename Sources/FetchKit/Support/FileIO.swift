@@ -1,0 +1,71 @@
+import Foundation
+import NIOCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The few POSIX file operations output files need, with errors as `FetchError`s (`disk_full` for
+/// ENOSPC/EDQUOT, `io` otherwise).
+enum FileIO {
+    static func error(_ code: Int32, _ message: String) -> FetchError {
+        let reason = String(cString: strerror(code))
+        return FetchError(code == ENOSPC || code == EDQUOT ? .diskFull : .io, "\(message): \(reason)")
+    }
+
+    static func createDirectory(containing path: String) throws {
+        let directory = (path as NSString).deletingLastPathComponent
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw FetchError(.io, "cannot create the directory '\(directory)': \(error.localizedDescription)")
+        }
+    }
+
+    /// Writes all of `chunk` to `fd`.
+    static func write(_ chunk: ByteBuffer, to fd: Int32, path: String) throws {
+        try chunk.withUnsafeReadableBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    throw error(errno, "cannot write '\(path)'")
+                }
+                offset += written
+            }
+        }
+    }
+
+    /// The size of the file at `path`, nil when there is none.
+    static func size(_ path: String) -> Int64? {
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG || (info.st_mode & S_IFMT) == S_IFCHR else { return nil }
+        return Int64(info.st_size)
+    }
+
+    static func syncDirectory(of path: String) {
+        let fd = Glibc.open((path as NSString).deletingLastPathComponent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        fsync(fd)
+        Glibc.close(fd)
+    }
+
+    /// Calls `body` with the file's bytes in 1 MiB pieces, up to `length`.
+    static func read(_ path: String, length: Int64, _ body: (UnsafeRawBufferPointer) -> Void) throws {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw error(errno, "cannot read '\(path)'") }
+        defer { Glibc.close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var remaining = length
+        while remaining > 0 {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, Int(min(Int64($0.count), remaining))) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw error(errno, "cannot read '\(path)'")
+            }
+            if count == 0 { break }
+            buffer.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+            remaining -= Int64(count)
+        }
+    }
+}
