@@ -54,7 +54,9 @@ final class JobContext: Sendable {
         let sink: any ResponseSink
         let path = job.downloadPath ?? job.savePath
         if let download = job.downloadPath {
-            sink = DownloadSink(destination: download, job: job.id, checksum: job.spec.checksum, store: store, resumes: resumes,
+            // A route's `download: {resumable: false}` turns off Range requests for servers that mishandle them.
+            let resumable = resumes && job.route.download?.resumable != false
+            sink = DownloadSink(destination: download, job: job.id, checksum: job.spec.checksum, store: store, resumes: resumable,
                                 monitor: monitor, redactor: redactor)
         } else if let save = job.savePath {
             sink = FileSink.save(to: save)

@@ -171,6 +171,25 @@ import Testing
         try await server.shutdown()
     }
 
+    @Test func aRouteMarkedNotResumableNeverSendsARange() async throws {
+        let server = try await TestServer.start()
+        let fixture = try ConfigFixture(["jobs.yaml": """
+            version: 1
+            service: mirror
+            base_url: ${BASE}
+            routes:
+              file: {path: "/bytes/300000?drop_after=100000&key=nores&times=1", download: {resumable: false}}
+            settings: {output_dir: out, retry: {backoff: {scale: 10ms}}}
+            jobs:
+              - {id: plain, route: mirror.file, download: p.bin}
+            """])
+        let (summary, _) = try await run(server, "", fixture: fixture)
+        #expect(summary.results.first?.outcome == .succeeded)
+        #expect(server.state.requests.map { $0.header("Range") } == [nil, nil])
+        #expect(bytes(fixture, "out/p.bin") == GeneratedBytes.bytes(0..<300_000, seed: 0))
+        try await server.shutdown()
+    }
+
     @Test func aFullDiskFailsOnlyThatJobAndKeepsThePart() async throws {
         let server = try await TestServer.start()
         let fixture = try ConfigFixture(["jobs.yaml": """
