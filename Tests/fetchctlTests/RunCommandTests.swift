@@ -162,6 +162,7 @@ import Testing
         #expect(result.stderr.contains(": 15 succeeded, 0 failed, 0 skipped"))
         #expect(result.stderr.contains("request.retrying job=flaky"))
         #expect(result.stderr.contains("reason=\"status 429\" delay_ms=1000 retry_after=1"))
+        #expect(result.stderr.contains("download.resumed job=archive offset="))
         let archive = FetchctlProcess.root.appendingPathComponent("examples/quickstart/out/archive.bin")
         #expect((try FileManager.default.attributesOfItem(atPath: archive.path)[.size] as? Int) == 33_554_432)
     }

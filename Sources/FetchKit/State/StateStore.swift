@@ -92,26 +92,21 @@ public final class StateStore: Sendable {
     }
 
     public func recordJob(runID: String, _ result: JobResult, at date: Date = Date()) throws {
-        try write { db in
-            try db.execute(sql: """
-                INSERT INTO job_results (run_id, job, outcome, status, bytes, attempts, error, message, duration_ms, finished_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [runID, result.job, result.outcome.rawValue, result.status, result.bytes, result.attempts,
-                                 result.error?.code.rawValue, result.error?.message ?? result.reason,
-                                 result.duration.milliseconds, date.timeIntervalSince1970])
-        }
+        try write { db in try Self.insert(result, runID: runID, at: date, into: db) }
+    }
+
+    private static func insert(_ result: JobResult, runID: String, at date: Date, into db: Database) throws {
+        try db.execute(sql: """
+            INSERT INTO job_results (run_id, job, outcome, status, bytes, attempts, error, message, duration_ms, finished_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, arguments: [runID, result.job, result.outcome.rawValue, result.status, result.bytes, result.attempts,
+                             result.error?.code.rawValue, result.error?.message ?? result.reason,
+                             result.duration.milliseconds, date.timeIntervalSince1970])
     }
 
     /// Records a job's result without waiting (the writes stay in order); `flush` waits for them.
     public func recordJobLater(runID: String, _ result: JobResult, at date: Date = Date()) {
-        pool.asyncWrite({ db in
-            try db.execute(sql: """
-                INSERT INTO job_results (run_id, job, outcome, status, bytes, attempts, error, message, duration_ms, finished_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [runID, result.job, result.outcome.rawValue, result.status, result.bytes, result.attempts,
-                                 result.error?.code.rawValue, result.error?.message ?? result.reason,
-                                 result.duration.milliseconds, date.timeIntervalSince1970])
-        }, completion: { _, _ in })
+        pool.asyncWrite({ db in try Self.insert(result, runID: runID, at: date, into: db) }, completion: { _, _ in })
     }
 
     /// Waits until every write queued so far is committed.

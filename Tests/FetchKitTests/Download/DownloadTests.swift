@@ -158,6 +158,20 @@ import Testing
         try await server.shutdown()
     }
 
+    @Test func deletingTheStateDirectoryLosesNoOutput() async throws {
+        let server = try await TestServer.start()
+        let jobs = "jobs:\n  - {id: kept, url: \"${BASE}/bytes/200000?seed=4\", download: k.bin}\n"
+        let (_, fixture) = try await run(server, jobs)
+        try FileManager.default.removeItem(atPath: fixture.path(".fetchctl"))
+        #expect(bytes(fixture, "out/k.bin") == GeneratedBytes.bytes(0..<200_000, seed: 4))
+        // Without the record the next run can't ask conditionally: it fetches the file again, whole.
+        let (second, _) = try await run(server, jobs, fixture: fixture)
+        #expect(second.results.first?.outcome == .succeeded)
+        #expect(bytes(fixture, "out/k.bin") == GeneratedBytes.bytes(0..<200_000, seed: 4))
+        #expect(server.state.requests.last?.header("If-None-Match") == nil)
+        try await server.shutdown()
+    }
+
     @Test func noResumeIgnoresThePartAndTheValidators() async throws {
         let server = try await TestServer.start()
         let jobs = "jobs:\n  - {id: fresh, url: \"${BASE}/bytes/300000?seed=2&drop_after=100000&key=nr&times=1\", download: n.bin, retry: {limit: 0}}\n"
