@@ -144,7 +144,7 @@ import Testing
         let sent = ContinuousClock.now
         kill(process.processIdentifier, signal)
         await FetchctlProcess.waitForExit(process)
-        #expect(ContinuousClock.now - sent < .seconds(3))
+        #expect(ContinuousClock.now - sent < .seconds(10))  // the stalled transfers would take 20 s
         #expect(process.terminationStatus == status)
         let log = text(dir, "run.log")
         #expect(log.contains(#""event":"run.finished""#))
