@@ -10,16 +10,7 @@ cd "$(dirname "$0")/.."
 runs="${1:-3}"
 gib=$((1024 * 1024 * 1024))
 
-swift build -c release --product fetchctl >/dev/null
-bin="$(swift build -c release --show-bin-path)/fetchctl"
-work="$(mktemp -d /dev/shm/fetchctl-download.XXXXXX)"
-server_pid=""
-cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
-"$bin" test-server > "$work/server.url" &
-server_pid=$!
-for _ in $(seq 100); do [ -s "$work/server.url" ] && break; sleep 0.05; done
-base="$(head -1 "$work/server.url")"
+source bench/lib.sh
 
 jobs() {  # size, [extra query]
   printf 'version: 1\nsettings: {output_dir: out, state_dir: state}\njobs:\n  - id: file\n    url: "%s/bytes/%s%s"\n    download: file.bin\n' \
@@ -27,22 +18,8 @@ jobs() {  # size, [extra query]
   [ -z "${3:-}" ] || printf '    checksum: sha256:%s\n' "$3" >> "$work/jobs.yaml"
 }
 
-median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
-measure() {  # name, command...
-  local name="$1"; shift
-  local times=() rss=()
-  for _ in $(seq "$runs"); do
-    rm -rf "$work/out" "$work/state" "$work/curl.bin"; mkdir -p "$work/out"
-    /usr/bin/time -v -o "$work/time.txt" "$@" >/dev/null 2>"$work/stderr.txt" || { echo "$name failed:"; cat "$work/stderr.txt"; exit 1; }
-    times+=("$(awk -F': ' '/Elapsed \(wall clock\)/ {split($2, t, ":"); print (t[1] * 60 + t[2]) * 1000}' "$work/time.txt")")
-    rss+=("$(awk -F': ' '/Maximum resident set size/ {print $2}' "$work/time.txt")")
-  done
-  printf '%-22s median %7.0f ms   peak RSS %6.1f MiB   (runs: %s ms)\n' "$name" \
-    "$(printf '%s\n' "${times[@]}" | median)" "$(printf '%s\n' "${rss[@]}" | median | awk '{print $1 / 1024}')" "${times[*]}"
-}
-
 echo "== one file to tmpfs, $runs runs each ($(nproc) cores)"
-measure "curl -o (1 GiB)" curl --silent --fail -o "$work/curl.bin" "$base/bytes/$gib"
+measure "curl -o (1 GiB)" curl --silent --fail -o "$work/out/curl.bin" "$base/bytes/$gib"
 jobs "$gib"
 measure "fetchctl (1 GiB)" "$bin" run "$work/jobs.yaml" --progress never --log-file "$work/run.log"
 jobs "$((4 * gib))"

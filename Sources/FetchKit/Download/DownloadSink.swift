@@ -57,6 +57,10 @@ public final class DownloadSink: ResponseSink {
 
     // MARK: - ResponseSink
 
+    /// `304` and `416` are answers to this sink's own conditional and range requests; `open` checks
+    /// that it asked.
+    public func handles(status: Int) -> Bool { status == 304 || status == 416 }
+
     public func prepare(_ request: BuiltRequest, attempt: Int) async throws -> BuiltRequest {
         var request = request
         let url = redactor.redact(request.url.absoluteString)

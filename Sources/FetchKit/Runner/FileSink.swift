@@ -18,7 +18,6 @@ public final class FileSink: ResponseSink {
 
     private struct State {
         var fd: Int32 = -1
-        var bytes: Int64 = 0
     }
 
     /// A sink for a `save` job: a hidden temporary file in the destination's directory.
@@ -34,13 +33,10 @@ public final class FileSink: ResponseSink {
         self.durable = durable
     }
 
-    public var bytesWritten: Int64 { state.withLock { $0.bytes } }
-
     public func open(_ head: TransportResponseHead) async throws {
         try state.withLock { s in
             if s.fd >= 0 { Glibc.close(s.fd) }
             s.fd = -1
-            s.bytes = 0
             try FileIO.createDirectory(containing: temporaryPath)
             let fd = Glibc.open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
             guard fd >= 0 else { throw FileIO.error(errno, "cannot create '\(temporaryPath)'") }
@@ -52,7 +48,6 @@ public final class FileSink: ResponseSink {
         try state.withLock { s in
             guard s.fd >= 0 else { throw FetchError(.io, "'\(temporaryPath)' is not open") }
             try FileIO.write(chunk, to: s.fd, path: temporaryPath)
-            s.bytes += Int64(chunk.readableBytes)
         }
     }
 

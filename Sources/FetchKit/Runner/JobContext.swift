@@ -36,12 +36,7 @@ final class JobContext: Sendable {
         if case .oauth2(let options)? = behaviour.auth {
             interceptor = authenticators.first { $0.options == options }?.interceptor
         }
-        var validator = ResponseValidator(behaviour.validate)
-        if job.downloadPath != nil {
-            // A conditional rerun (304) and a range past a complete .part (416) are the download sink's to judge.
-            validator.statuses.ranges += [304...304, 416...416]
-        }
-        return RequestOptions(timeouts: TransportTimeouts(behaviour.timeout), tls: behaviour.tls, validator: validator,
+        return RequestOptions(timeouts: TransportTimeouts(behaviour.timeout), tls: behaviour.tls, validator: ResponseValidator(behaviour.validate),
                               redirector: Redirector(behaviour.redirect, credentialHeaders: secretHeaders),
                               retryPolicy: RetryPolicy(behaviour.retry), interceptor: interceptor,
                               decodesContent: job.downloadPath == nil, job: job.id)

@@ -62,8 +62,6 @@ final class RateLimiter: Sendable {
         self.intervals = intervals
     }
 
-    var isEmpty: Bool { intervals.isEmpty }
-
     /// Returns when the next request to `host` may start, with the instant it was granted.
     @discardableResult
     func acquire(_ host: String) async throws -> ContinuousClock.Instant {

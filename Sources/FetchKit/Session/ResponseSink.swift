@@ -8,6 +8,9 @@ import NIOCore
 /// request never overlap.
 public protocol ResponseSink: Sendable {
     func prepare(_ request: BuiltRequest, attempt: Int) async throws -> BuiltRequest
+    /// Whether the sink itself judges a response of `status` that validation's status set would
+    /// reject (a download's `304` to its conditional request, `416` past a complete `.part`).
+    func handles(status: Int) -> Bool
     func open(_ head: TransportResponseHead) async throws
     func write(_ chunk: ByteBuffer) async throws
     func finish() async throws
@@ -16,6 +19,7 @@ public protocol ResponseSink: Sendable {
 
 extension ResponseSink {
     public func prepare(_ request: BuiltRequest, attempt: Int) async throws -> BuiltRequest { request }
+    public func handles(status: Int) -> Bool { false }
     public func finish() async throws {}
     public func abandon() async {}
 }

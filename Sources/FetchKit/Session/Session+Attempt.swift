@@ -76,7 +76,7 @@ extension Session {
                 case .returnResponse:
                     break
                 }
-                let failure = options.validator.validate(head, for: request, url: shownURL)
+                let failure = sink.handles(status: head.status) ? nil : options.validator.validate(head, for: request, url: shownURL)
                 monitor.request(requestInfo, didValidateWithError: failure)
                 if let failure {
                     progress.setOutcome(.failed(failure))

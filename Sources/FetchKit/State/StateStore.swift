@@ -132,13 +132,6 @@ public final class StateStore: Sendable {
         }
     }
 
-    /// Results of one run, in the order they finished.
-    public func results(ofRun runID: String) throws -> [JobRecord] {
-        try pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM job_results WHERE run_id = ? ORDER BY id", arguments: [runID]).map(JobRecord.init)
-        }
-    }
-
     // MARK: - Downloads
 
     public func download(at destination: String) throws -> DownloadRecord? {

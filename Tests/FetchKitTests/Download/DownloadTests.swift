@@ -172,6 +172,23 @@ import Testing
         try await server.shutdown()
     }
 
+    @Test func aLibraryDownloadWithDefaultOptionsIsUpToDateOnRerun() async throws {
+        let fixture = try ConfigFixture([:])
+        let store = try StateStore(directory: fixture.path("state"))
+        try await withSession { server, session in
+            let url = server.baseURL + "/bytes/5000?seed=6"
+            let first = DownloadSink(destination: fixture.path("lib.bin"), store: store)
+            _ = try await session.execute(url, sink: first)
+            #expect(!first.isUpToDate)
+            // No validator tweaks: the sink answers for the 304 to its own conditional request.
+            let second = DownloadSink(destination: fixture.path("lib.bin"), store: store)
+            let response = try await session.execute(url, sink: second)
+            #expect(response.status == 304)
+            #expect(second.isUpToDate)
+            #expect(bytes(fixture, "lib.bin") == GeneratedBytes.bytes(0..<5000, seed: 6))
+        }
+    }
+
     @Test func noResumeIgnoresThePartAndTheValidators() async throws {
         let server = try await TestServer.start()
         let jobs = "jobs:\n  - {id: fresh, url: \"${BASE}/bytes/300000?seed=2&drop_after=100000&key=nr&times=1\", download: n.bin, retry: {limit: 0}}\n"
