@@ -13,15 +13,26 @@ public struct Template: Sendable, Equatable {
             parts = [.literal(text)]
             return
         }
+        // A byte scan: `{{` and `}}` are ASCII, so UTF-8 offsets are always character boundaries here.
         var parts: [Part] = []
-        var rest = Substring(text)
-        while let open = rest.range(of: "{{"), let close = rest[open.upperBound...].range(of: "}}") {
-            let name = rest[open.upperBound..<close.lowerBound].trimmingCharacters(in: .whitespaces)
-            if !rest[..<open.lowerBound].isEmpty { parts.append(.literal(String(rest[..<open.lowerBound]))) }
-            parts.append(.placeholder(name))
-            rest = rest[close.upperBound...]
+        let bytes = Array(text.utf8)
+        var literalStart = 0
+        var index = 0
+        func string(_ range: Range<Int>) -> String { String(decoding: bytes[range], as: UTF8.self) }
+        while index + 1 < bytes.count {
+            guard bytes[index] == UInt8(ascii: "{"), bytes[index + 1] == UInt8(ascii: "{") else { index += 1; continue }
+            var close = index + 2
+            while close + 1 < bytes.count, !(bytes[close] == UInt8(ascii: "}") && bytes[close + 1] == UInt8(ascii: "}")) { close += 1 }
+            guard close + 1 < bytes.count else { break }  // no closing `}}`: the rest is literal
+            if literalStart < index { parts.append(.literal(string(literalStart..<index))) }
+            var nameStart = index + 2, nameEnd = close
+            while nameStart < nameEnd, bytes[nameStart] == UInt8(ascii: " ") || bytes[nameStart] == UInt8(ascii: "\t") { nameStart += 1 }
+            while nameEnd > nameStart, bytes[nameEnd - 1] == UInt8(ascii: " ") || bytes[nameEnd - 1] == UInt8(ascii: "\t") { nameEnd -= 1 }
+            parts.append(.placeholder(string(nameStart..<nameEnd)))
+            index = close + 2
+            literalStart = index
         }
-        if !rest.isEmpty || parts.isEmpty { parts.append(.literal(String(rest))) }
+        if literalStart < bytes.count || parts.isEmpty { parts.append(.literal(string(literalStart..<bytes.count))) }
         self.parts = parts
     }
 

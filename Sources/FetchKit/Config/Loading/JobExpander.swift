@@ -35,17 +35,22 @@ struct JobExpander {
                 diagnostics.error("conflicting-keys", "route '\(route.name)' streams its response to disk; use 'download:' instead of 'save:'",
                                   at: save.location)
             }
+            let common = ExpandedJob.Common(spec: spec, route: route, behaviour: behaviour)
+            // Parsed once per entry, rendered once per expansion.
+            let save = spec.save.map { (Template($0.template), $0) }
+            let download = spec.download.map { (Template($0.template), $0) }
+            var placeholdersChecked = false
             for combination in Self.combinations(spec.matrix.map { ($0.key, $0.values) }) {
                 let id = combination.isEmpty ? spec.id
                     : "\(spec.id)[" + combination.map { "\($0.key)=\($0.value.text)" }.joined(separator: ",") + "]"
                 var values: [String: ParameterValue] = [:]
                 for (key, value) in combination { values["matrix.\(key)"] = value }
-                let params = bindParams(spec, route: route, matrix: values)
-                var job = ExpandedJob(id: id, spec: spec, matrix: combination, params: params, savePath: nil, downloadPath: nil,
-                                      needs: [], route: route, behaviour: behaviour)
-                let context = params.merging(values) { a, _ in a }
-                job.savePath = spec.save.flatMap { outputPath($0, context: context, jobID: id, outputs: &outputs) }
-                job.downloadPath = spec.download.flatMap { outputPath($0, context: context, jobID: id, outputs: &outputs) }
+                let params = bindParams(spec, route: route, matrix: values, checkPlaceholders: !placeholdersChecked)
+                placeholdersChecked = true
+                var job = ExpandedJob(id: id, matrix: combination, params: params, savePath: nil, downloadPath: nil, needs: [], common: common)
+                let context = values.isEmpty ? params : params.merging(values) { a, _ in a }
+                job.savePath = save.flatMap { outputPath($0.0, $0.1, context: context, jobID: id, outputs: &outputs) }
+                job.downloadPath = download.flatMap { outputPath($0.0, $0.1, context: context, jobID: id, outputs: &outputs) }
                 expanded.append(job)
                 idsByBase[spec.id, default: []].append(id)
             }
@@ -121,7 +126,9 @@ struct JobExpander {
     }
 
     /// The job's params with matrix values filled in, checked against the route; defaults added.
-    private mutating func bindParams(_ spec: JobSpec, route: CompiledRoute, matrix: [String: ParameterValue]) -> [String: ParameterValue] {
+    /// `checkPlaceholders`: check an ad-hoc job's placeholders (the same for every expansion, so once).
+    private mutating func bindParams(_ spec: JobSpec, route: CompiledRoute, matrix: [String: ParameterValue],
+                                     checkPlaceholders: Bool) -> [String: ParameterValue] {
         let filler = Router(route: route, params: matrix)
         var bound: [String: ParameterValue] = [:]
         for (name, raw, location, keyLocation) in spec.params {
@@ -150,7 +157,7 @@ struct JobExpander {
                                       at: location, hint: "add it under params:")
                 }
             }
-        } else {
+        } else if checkPlaceholders {
             checkAdHocPlaceholders(spec, route: route, known: Set(bound.keys).union(matrix.keys))
         }
         return bound
@@ -168,9 +175,9 @@ struct JobExpander {
     }
 
     /// Renders a `save`/`download` template and checks it stays inside `output_dir` and is unique.
-    private mutating func outputPath(_ path: OutputPath, context: [String: ParameterValue], jobID: String,
+    private mutating func outputPath(_ template: Template, _ path: OutputPath, context: [String: ParameterValue], jobID: String,
                                      outputs: inout [String: String]) -> String? {
-        let rendered = Template(path.template).render { context[$0]?.text }
+        let rendered = template.render { context[$0]?.text }
         if Template(rendered).hasPlaceholders { return nil }  // an unknown placeholder, reported elsewhere
         let root = outputRoot
         let full = rendered.hasPrefix("/") ? rendered : root + "/" + rendered
@@ -203,6 +210,7 @@ struct JobExpander {
 
     /// Expands `needs` to job ids and reports unknown names and cycles.
     private mutating func resolveNeeds(_ jobs: inout [ExpandedJob], idsByBase: [String: [String]]) {
+        guard jobs.contains(where: { !$0.spec.needs.isEmpty }) else { return }
         let allIDs = Set(jobs.map(\.id))
         for index in jobs.indices {
             var needs: [String] = []
@@ -218,19 +226,21 @@ struct JobExpander {
             }
             jobs[index].needs = needs
         }
+        guard jobs.contains(where: { !$0.needs.isEmpty }) else { return }
         // Depth-first search for cycles; each cycle is reported once, at the need that closes it.
-        let byID = Dictionary(jobs.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        var indexByID: [String: Int] = [:]
+        for (index, job) in jobs.enumerated() where indexByID[job.id] == nil { indexByID[job.id] = index }
         var state: [String: Int] = [:]  // 1 visiting, 2 done
         var reported: Set<String> = []
         func visit(_ id: String, path: [String]) {
             state[id] = 1
-            for need in byID[id]?.needs ?? [] {
+            for need in indexByID[id].map({ jobs[$0].needs }) ?? [] {
                 if state[need] == 1 {
                     let cycle = Array(path.drop { $0 != need }) + [id, need]
                     // Expansions of one matrix job close the same cycle: report it once.
-                    let key = Set(cycle.compactMap { byID[$0]?.spec.id }).sorted().joined(separator: ",")
-                    if reported.insert(key).inserted, let job = byID[id],
-                       let location = job.spec.needs.first(where: { idsByBase[$0.id]?.contains(need) == true || $0.id == need })?.location {
+                    let key = Set(cycle.compactMap { indexByID[$0].map { jobs[$0].spec.id } }).sorted().joined(separator: ",")
+                    if reported.insert(key).inserted, let index = indexByID[id],
+                       let location = jobs[index].spec.needs.first(where: { idsByBase[$0.id]?.contains(need) == true || $0.id == need })?.location {
                         diagnostics.error("needs-cycle", "needs cycle: \(cycle.joined(separator: " → "))", at: location,
                                           hint: "a job cannot wait for itself; remove one of these needs")
                     }

@@ -38,9 +38,25 @@ public struct LoadedConfig: Sendable {
 }
 
 /// One job after `matrix` expansion: `commits[repo=Alamofire]`.
+///
+/// The parts every expansion of one `jobs:` entry has in common (the spec, the route, the layered
+/// behaviour) are held once, by reference: a 20,000-value matrix makes 20,000 small values, not
+/// 20,000 copies of the route and its behaviour.
 public struct ExpandedJob: Sendable {
+    /// What the expansions of one `jobs:` entry share.
+    final class Common: Sendable {
+        let spec: JobSpec
+        let route: CompiledRoute
+        let behaviour: Behaviour
+
+        init(spec: JobSpec, route: CompiledRoute, behaviour: Behaviour) {
+            self.spec = spec
+            self.route = route
+            self.behaviour = behaviour
+        }
+    }
+
     public var id: String
-    public var spec: JobSpec
     /// This expansion's matrix values, in matrix order.
     public var matrix: [(key: String, value: ParameterValue)]
     /// Params after matrix interpolation and type coercion, route defaults filled in.
@@ -50,10 +66,14 @@ public struct ExpandedJob: Sendable {
     public var downloadPath: String?
     /// Expanded ids of the jobs this one needs.
     public var needs: [String]
+    let common: Common
+
+    /// The `jobs:` entry as written.
+    public var spec: JobSpec { common.spec }
     /// The route (or the ad-hoc request) this job runs.
-    public var route: CompiledRoute
+    public var route: CompiledRoute { common.route }
     /// Fully layered behaviour: job > route > route file defaults > settings > built-in.
-    public var behaviour: Behaviour
+    public var behaviour: Behaviour { common.behaviour }
 
     /// A router that builds this job's request; matrix values fill `{{matrix.key}}` in job headers.
     public var router: Router {

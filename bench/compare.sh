@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# fetchctl next to curl, aria2c and wget, side by side in one run (issue #5). This one command
+# reproduces the whole table in BENCHMARKS.md:
+#
+#   bench/compare.sh [RUNS [SCENARIO...]]
+#
+# RUNS per tool and scenario, default 5 (after one warm-up run). SCENARIOs, default all: one-file,
+# small16k, small1k, config, rss (peak RSS of all of them, and a 4 GiB download).
+#
+# What it does:
+#   1. installs what is missing from Debian's packages (nginx-light, aria2, hyperfine, wget, curl, time)
+#      and builds fetchctl in release mode;
+#   2. re-runs itself in a private mount namespace (`unshare -m`) with a tmpfs mounted for the data and
+#      every output, so file creation on disk doesn't hide the clients' cost, and nothing outlives it;
+#   3. starts nginx on 127.0.0.1 (bench/nginx.conf: sendfile, keep-alive) and generates the data;
+#   4. times each scenario with hyperfine, all tools in one invocation, outputs deleted before every run
+#      and checked after each tool's last run; measures peak RSS with /usr/bin/time;
+#   5. writes bench/results/ (hyperfine JSON, rss.tsv, table.md) and prints the table.
+#
+# fetchctl runs with its defaults (state store, log, resume); the jobs files only set the scenario's
+# concurrency (and per_host to match, as curl --parallel-max and aria2c -j open that many connections).
+# Needs root (apt-get, unshare, mount) and about 12 GiB of free memory.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs="${1:-5}"
+selected="${*:2}"
+wanted() { [ -z "$selected" ] || [[ " $selected " == *" $1 "* ]]; }
+
+if [ -z "${FETCHCTL_BENCH_INNER:-}" ]; then
+  missing=()
+  for pair in nginx:nginx-light aria2c:aria2 hyperfine:hyperfine wget:wget curl:curl /usr/bin/time:time; do
+    command -v "${pair%%:*}" >/dev/null || missing+=("${pair#*:}")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "installing ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+  swift build -c release --product fetchctl
+  bin="$(swift build -c release --show-bin-path)/fetchctl"
+  exec unshare --mount --propagation private env FETCHCTL_BENCH_INNER=1 FETCHCTL_BIN="$bin" "$0" "$@"
+fi
+
+# --- inside the private mount namespace ---------------------------------------------------------
+bin="$FETCHCTL_BIN"
+results="$PWD/bench/results"
+mkdir -p "$results"
+work="$(mktemp -d /tmp/fetchctl-bench.XXXXXX)"
+mount -t tmpfs -o size=14g,mode=755 fetchctl-bench "$work"
+cleanup() {
+  [ -f "$work/nginx/nginx.pid" ] && kill "$(cat "$work/nginx/nginx.pid")" 2>/dev/null
+  sleep 0.2; umount "$work" 2>/dev/null; rmdir "$work" 2>/dev/null || true
+}
+trap cleanup EXIT
+out="$work/out"; inputs="$work/inputs"; www="$work/www"
+
+port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+base="http://127.0.0.1:$port"
+mkdir -p "$work/nginx"
+sed -e "s|@WORK@|$work|g" -e "s|@PORT@|$port|g" bench/nginx.conf > "$work/nginx/nginx.conf"
+echo "generating data under $work (tmpfs)"
+python3 bench/gen_data.py "$work" "$base"
+python3 bench/gen_validate_config.py "$work/validate" 2000 5000 >/dev/null
+nginx -c "$work/nginx/nginx.conf" -p "$work/nginx"
+curl -sS -f -o /dev/null "$base/s1k/0.bin"
+
+{
+  echo "cores	$(nproc)"
+  echo "memory	$(free -g | awk '/Mem:/ {print $2}') GiB"
+  echo "cpu	$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)"
+  echo "kernel	$(uname -r)"
+  echo "fetchctl	$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- Sources Package.swift || echo '+changes'), $(swift --version 2>/dev/null | head -1)"
+  echo "curl	$(curl --version | head -1 | cut -d' ' -f1-2)"
+  echo "aria2c	$(aria2c --version | head -1)"
+  echo "wget	$(wget --version | head -1 | cut -d' ' -f1-3)"
+  echo "nginx	$(nginx -v 2>&1 | cut -d' ' -f3)"
+  echo "hyperfine	$(hyperfine --version)"
+  echo "runs	$runs"
+} > "$results/machine.tsv"
+
+# hyperfine over one scenario: NAME, CHECK (a shell command run after each tool's last run), then
+# pairs of tool name and command.
+scenario() {
+  local name="$1" check="$2"; shift 2
+  wanted "$name" || return 0
+  local args=()
+  while [ $# -gt 0 ]; do args+=(-n "$1" "$2"); shift 2; done
+  echo; echo "== $name"
+  hyperfine --warmup 1 --runs "$runs" --style basic \
+    --prepare "rm -rf $out" --cleanup "$check" \
+    --export-json "$results/$name.json" "${args[@]}"
+}
+
+scenario one-file "cmp $out/1g.bin $www/big/1g.bin" \
+  curl "curl -sS -f -o $out/1g.bin --create-dirs $base/big/1g.bin" \
+  aria2c "aria2c -q -x1 -d $out -o 1g.bin $base/big/1g.bin" \
+  wget "wget -q -P $out $base/big/1g.bin" \
+  fetchctl "$bin run $inputs/jobs-1g.yaml"
+
+for small in small16k:16 small1k:32; do
+  s="${small%%:*}"; c="${small#*:}"; n="$(wc -l < "$inputs/$s/wget.txt")"
+  scenario "$s" "test \$(find $out -type f | wc -l) = $n && test \$(du -sb $out | cut -f1) = \$(du -sb $www/${s/small/s} | cut -f1)" \
+    curl "curl -sS -f --parallel --parallel-max $c --create-dirs -K $inputs/$s/curl.cfg" \
+    aria2c "aria2c -q -j$c -d $out -i $inputs/$s/aria2.txt" \
+    wget "wget -q -P $out -i $inputs/$s/wget.txt" \
+    fetchctl "$bin run $inputs/$s/jobs.yaml"
+done
+
+scenario config "true" \
+  "fetchctl validate" "$bin validate $work/validate/jobs.yaml" \
+  "fetchctl run --dry-run" "$bin run $work/validate/jobs.yaml --dry-run"
+
+# Peak RSS: the median of RUNS runs under /usr/bin/time, outputs deleted before each.
+if wanted rss; then
+  echo; echo "== peak RSS"
+  rss() {  # scenario, tool, command
+    local kib=()
+    for _ in $(seq "$runs"); do
+      rm -rf "$out"
+      /usr/bin/time -f %M -o "$work/rss" sh -c "$3" >/dev/null 2>&1
+      kib+=("$(tail -1 "$work/rss")")
+    done
+    local median; median="$(printf '%s\n' "${kib[@]}" | sort -n | sed -n "$(( (runs + 1) / 2 ))p")"
+    printf '%s\t%s\t%s\n' "$1" "$2" "$median" | tee -a "$results/rss.tsv"
+  }
+  : > "$results/rss.tsv"
+  for size in 1g 4g; do
+    url="$base/big/$size.bin"
+    rss "$size" curl "curl -sS -f -o $out/$size.bin --create-dirs $url"
+    rss "$size" aria2c "aria2c -q -x1 -d $out -o $size.bin $url"
+    rss "$size" wget "wget -q -P $out $url"
+    rss "$size" fetchctl "$bin run $inputs/jobs-$size.yaml"
+  done
+  for small in small16k:16 small1k:32; do
+    s="${small%%:*}"; c="${small#*:}"
+    rss "$s" curl "curl -sS -f --parallel --parallel-max $c --create-dirs -K $inputs/$s/curl.cfg"
+    rss "$s" aria2c "aria2c -q -j$c -d $out -i $inputs/$s/aria2.txt"
+    rss "$s" wget "wget -q -P $out -i $inputs/$s/wget.txt"
+    rss "$s" fetchctl "$bin run $inputs/$s/jobs.yaml"
+  done
+  rm -rf "$out"
+fi
+
+echo
+python3 bench/render_table.py "$results" | tee "$results/table.md"
