@@ -57,6 +57,9 @@ let package = Package(
         ),
         // examples/library: FetchKit used from Swift, without YAML (`swift run library-example`).
         .executableTarget(name: "library-example", dependencies: ["FetchKit", "FetchKitTesting"], path: "examples/library"),
+        // bench/compare.sh's floor: AsyncHTTPClient alone, without FetchKit.
+        .executableTarget(name: "ahc-floor", dependencies: [.product(name: "AsyncHTTPClient", package: "async-http-client")],
+                          path: "bench/ahc-floor"),
         .testTarget(name: "FetchKitTests", dependencies: ["FetchKit", "FetchKitTesting"]),
         .testTarget(name: "fetchctlTests", dependencies: ["fetchctl", "FetchKit", "FetchKitTesting"]),
     ],

@@ -77,8 +77,12 @@ public final class Runner: Sendable {
     private func schedule(_ jobs: JobContext) async -> ([String: JobResult], RunSummary.Stop?) {
         var results: [String: JobResult] = [:]
         let jobsInPlan = plan.jobs
-        // Indices into the plan, in order: cheap to remove from (a job is a large value).
+        // Indices into the plan, in order. A started or skipped job's slot becomes `taken` and `head`
+        // moves past taken slots, so starting jobs in order costs O(1) each, not a shift of the array.
+        let taken = -1
         var pending = Array(jobsInPlan.indices)
+        var head = 0
+        var pendingCount = pending.count
         var running = 0
         var stop: RunSummary.Stop?
         let failFast = options.failFast || settings.failFast
@@ -98,18 +102,24 @@ public final class Runner: Sendable {
                 }
             }
             func startReady() {
-                var index = 0
+                var index = head
                 while stop == nil, !Task.isCancelled, running < limit, index < pending.count {
+                    guard pending[index] != taken else {
+                        index += 1
+                        continue
+                    }
                     let job = jobsInPlan[pending[index]]
                     let needs = job.needs.map { results[$0] }
                     if needs.contains(where: { $0 == nil }) {
                         index += 1
                         continue
                     }
-                    pending.remove(at: index)
+                    pending[index] = taken
+                    pendingCount -= 1
+                    while head < pending.count, pending[head] == taken { head += 1 }
                     if let blocker = needs.compactMap({ $0 }).first(where: { !$0.isSuccess }) {
                         record(JobResult(job: job.id, outcome: .skipped, reason: "needs \(blocker.job), which \(blocker.outcome == .skipped ? "was skipped" : "failed")"))
-                        index = 0  // a skip may settle other jobs' needs
+                        index = head  // a skip may settle other jobs' needs
                         continue
                     }
                     running += 1
@@ -117,7 +127,7 @@ public final class Runner: Sendable {
                 }
             }
             startReady()
-            while running > 0 || (stop == nil && !pending.isEmpty && !Task.isCancelled) {
+            while running > 0 || (stop == nil && pendingCount > 0 && !Task.isCancelled) {
                 guard let event = await group.next() else { break }
                 switch event {
                 case .finished(let result):
@@ -128,7 +138,7 @@ public final class Runner: Sendable {
                         group.cancelAll()
                     }
                 case .deadline:
-                    if stop == nil, running > 0 || !pending.isEmpty {
+                    if stop == nil, running > 0 || pendingCount > 0 {
                         stop = .maxTime
                         group.cancelAll()
                     }
@@ -136,7 +146,7 @@ public final class Runner: Sendable {
                 if Task.isCancelled, stop == nil { stop = .interrupted }
                 startReady()
             }
-            if Task.isCancelled, stop == nil, !pending.isEmpty { stop = .interrupted }
+            if Task.isCancelled, stop == nil, pendingCount > 0 { stop = .interrupted }
             group.cancelAll()
         }
         let reason: String
@@ -146,7 +156,7 @@ public final class Runner: Sendable {
         case .interrupted?: reason = "not started: the run was interrupted"
         case nil: reason = "not started"
         }
-        for index in pending { record(JobResult(job: jobsInPlan[index].id, outcome: .skipped, reason: reason)) }
+        for index in pending where index != taken { record(JobResult(job: jobsInPlan[index].id, outcome: .skipped, reason: reason)) }
         return (results, stop)
     }
 

@@ -9,12 +9,15 @@ struct JobExpander {
     var diagnostics: DiagnosticBag
     /// `output_dir`, standardized once.
     let outputRoot: String
+    /// `normalize(outputRoot) == outputRoot`, so plain relative paths can be appended to it as they are.
+    let rootIsNormal: Bool
 
     init(settings: Settings, routes: [String: CompiledRoute], diagnostics: DiagnosticBag) {
         self.settings = settings
         self.routes = routes
         self.diagnostics = diagnostics
         outputRoot = (settings.outputDir as NSString).standardizingPath
+        rootIsNormal = outputRoot != "/" && Self.normalize(outputRoot) == outputRoot
     }
 
     mutating func expand(_ specs: [JobSpec]) -> [ExpandedJob] {
@@ -180,8 +183,8 @@ struct JobExpander {
         let rendered = template.render { context[$0]?.text }
         if Template(rendered).hasPlaceholders { return nil }  // an unknown placeholder, reported elsewhere
         let root = outputRoot
-        let full = rendered.hasPrefix("/") ? rendered : root + "/" + rendered
-        let normalized = Self.normalize(full)
+        let normalized = rootIsNormal && Self.isPlainRelative(rendered) ? root + "/" + rendered
+            : Self.normalize(rendered.hasPrefix("/") ? rendered : root + "/" + rendered)
         guard !rendered.isEmpty, normalized.hasPrefix(root + "/") else {
             diagnostics.error("path-escapes-output", "output path '\(rendered)' of job '\(jobID)' is outside output_dir", at: path.location,
                               hint: "use a relative path without '..' that stays inside \(SourceFileDisplay.path(root))")
@@ -194,6 +197,17 @@ struct JobExpander {
         }
         outputs[normalized] = jobID
         return normalized
+    }
+
+    /// True for a relative path with no empty, `.` or `..` segment (nor any segment starting with a
+    /// dot), which `normalize` would leave as it is: the common case, checked without splitting.
+    static func isPlainRelative(_ path: String) -> Bool {
+        var previous = UInt8(ascii: "/")
+        for byte in path.utf8 {
+            if previous == UInt8(ascii: "/"), byte == UInt8(ascii: "/") || byte == UInt8(ascii: ".") { return false }
+            previous = byte
+        }
+        return previous != UInt8(ascii: "/")
     }
 
     /// Resolves `.` and `..` lexically (the file need not exist).
