@@ -91,7 +91,7 @@ public final class DownloadSink: ResponseSink {
         return request
     }
 
-    public func open(_ head: TransportResponseHead) async throws {
+    public func open(_ head: TransportResponseHead) throws {
         let (rangeStart, conditional, record) = state.withLock { ($0.rangeStart, $0.conditional, $0.record) }
         switch head.status {
         case 304:
@@ -135,7 +135,7 @@ public final class DownloadSink: ResponseSink {
         try store?.saveDownload(fresh)
     }
 
-    public func write(_ chunk: ByteBuffer) async throws {
+    public func write(_ chunk: ByteBuffer) throws {
         try state.withLock { s in
             guard s.fd >= 0 else { throw FetchError(.io, "'\(partPath)' is not open") }
             try FileIO.write(chunk, to: s.fd, path: partPath)

@@ -69,14 +69,15 @@ public final class TextLogMonitor: EventMonitor {
 
     private func line(_ level: String, _ event: String, _ fields: [(String, String)]) {
         if quiet && level == "info" { return }
-        var text = LogFormatting.timestamp() + " " + level.padding(toLength: 5, withPad: " ", startingAt: 0) + " " + event
+        var text = LogFormatting.timestamp() + " " + level + String(repeating: " ", count: max(0, 5 - level.utf8.count)) + " " + event
         for (key, value) in fields { text += " " + key + "=" + Self.quoteIfNeeded(value) }
         output(text + "\n")
     }
 
     /// logfmt quoting: values with spaces, quotes or `=` are double-quoted.
     static func quoteIfNeeded(_ value: String) -> String {
-        guard value.isEmpty || value.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" || $0 == "\n" }) else { return value }
+        guard value.isEmpty || value.utf8.contains(where: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: "\n") })
+        else { return value }
         return JSONText.quote(value, escapeSlash: false)
     }
 }

@@ -57,7 +57,8 @@ public struct Redactor: Sendable {
 
     /// `https://user:pass@host/…` → `https://<redacted>@host/…`, wherever a URL appears in `text`.
     public static func redactURLUserinfo(_ text: String) -> String {
-        guard text.contains("://"), text.contains("@") else { return text }
+        // Most text has no `@` at all: a byte scan answers that without Foundation's string search.
+        guard text.utf8.contains(UInt8(ascii: "@")), text.contains("://") else { return text }
         var out = ""
         var rest = Substring(text)
         while let scheme = rest.range(of: "://") {

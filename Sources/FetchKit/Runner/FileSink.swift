@@ -20,11 +20,17 @@ public final class FileSink: ResponseSink {
         var fd: Int32 = -1
     }
 
+    private static let processID = getpid()
+    private static let counter = LockedBox(0)
+
     /// A sink for a `save` job: a hidden temporary file in the destination's directory.
     public static func save(to destination: String) -> FileSink {
-        let url = URL(fileURLWithPath: destination)
-        let name = ".\(url.lastPathComponent).fetchctl-\(UInt32.random(in: 0...UInt32.max)).tmp"
-        return FileSink(destination: destination, temporaryPath: url.deletingLastPathComponent().appendingPathComponent(name).path, durable: false)
+        let slash = destination.lastIndex(of: "/")
+        let directory = slash.map { String(destination[...$0]) } ?? ""
+        let name = slash.map { String(destination[destination.index(after: $0)...]) } ?? destination
+        // Unique per process (pid) and per sink (a counter), with no system call for randomness.
+        let temporary = directory + ".\(name).fetchctl-\(Self.processID)-\(Self.counter.withLock { $0 += 1; return $0 }).tmp"
+        return FileSink(destination: destination, temporaryPath: temporary, durable: false)
     }
 
     public init(destination: String, temporaryPath: String, durable: Bool) {
@@ -33,18 +39,22 @@ public final class FileSink: ResponseSink {
         self.durable = durable
     }
 
-    public func open(_ head: TransportResponseHead) async throws {
+    public func open(_ head: TransportResponseHead) throws {
         try state.withLock { s in
             if s.fd >= 0 { Glibc.close(s.fd) }
             s.fd = -1
-            try FileIO.createDirectory(containing: temporaryPath)
-            let fd = Glibc.open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            // The directory usually exists: try first, create it only when the open says it's missing.
+            var fd = Glibc.open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            if fd < 0, errno == ENOENT {
+                try FileIO.createDirectory(containing: temporaryPath)
+                fd = Glibc.open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            }
             guard fd >= 0 else { throw FileIO.error(errno, "cannot create '\(temporaryPath)'") }
             s.fd = fd
         }
     }
 
-    public func write(_ chunk: ByteBuffer) async throws {
+    public func write(_ chunk: ByteBuffer) throws {
         try state.withLock { s in
             guard s.fd >= 0 else { throw FetchError(.io, "'\(temporaryPath)' is not open") }
             try FileIO.write(chunk, to: s.fd, path: temporaryPath)

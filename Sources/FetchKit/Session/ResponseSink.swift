@@ -5,14 +5,15 @@ import NIOCore
 /// `prepare` before each attempt (a resumable download adds its `Range` here), `open` once a head has
 /// passed validation, `write` for every chunk, then `finish` when the body is complete, or `abandon`
 /// when the attempt failed (the session may then retry, calling `prepare` again). Calls for one
-/// request never overlap.
+/// request never overlap. `open` and `write` run on the transport's I/O thread as the response
+/// arrives (see `HTTPTransport`), so they are synchronous: write the chunk, don't wait for others.
 public protocol ResponseSink: Sendable {
     func prepare(_ request: BuiltRequest, attempt: Int) async throws -> BuiltRequest
     /// Whether the sink itself judges a response of `status` that validation's status set would
     /// reject (a download's `304` to its conditional request, `416` past a complete `.part`).
     func handles(status: Int) -> Bool
-    func open(_ head: TransportResponseHead) async throws
-    func write(_ chunk: ByteBuffer) async throws
+    func open(_ head: TransportResponseHead) throws
+    func write(_ chunk: ByteBuffer) throws
     func finish() async throws
     func abandon() async
 }
@@ -33,11 +34,11 @@ public final class DataSink: ResponseSink {
     /// The body of the last attempt that opened.
     public var data: Data { box.withLock { $0 } }
 
-    public func open(_ head: TransportResponseHead) async throws {
+    public func open(_ head: TransportResponseHead) throws {
         box.withLock { $0.removeAll(keepingCapacity: true) }
     }
 
-    public func write(_ chunk: ByteBuffer) async throws {
+    public func write(_ chunk: ByteBuffer) throws {
         box.withLock { data in chunk.withUnsafeReadableBytes { data.append(contentsOf: $0) } }
     }
 }
@@ -45,6 +46,6 @@ public final class DataSink: ResponseSink {
 /// Reads and drops the body (a job with neither `save` nor `download`: a check or a trigger).
 public struct DiscardSink: ResponseSink {
     public init() {}
-    public func open(_ head: TransportResponseHead) async throws {}
-    public func write(_ chunk: ByteBuffer) async throws {}
+    public func open(_ head: TransportResponseHead) throws {}
+    public func write(_ chunk: ByteBuffer) throws {}
 }

@@ -86,7 +86,7 @@ extension Session {
                 if options.decodesContent {
                     progress.decoder = ContentDecoder(contentEncoding: head.headers["Content-Encoding"])
                 }
-                try await sink.open(head)
+                try sink.open(head)
             }, onChunk: { chunk in
                 guard progress.isAccepting else {
                     if progress.discard(chunk.readableBytes) >= Session.discardLimit { throw ExchangeStop() }
@@ -95,7 +95,7 @@ extension Session {
                 let decoded = try progress.decoder?.decode(chunk, url: shownURL) ?? chunk
                 let total = progress.add(decoded.readableBytes)
                 if let error = options.validator.checkSize(total, status: progress.status, url: shownURL) { throw error }
-                try await sink.write(decoded)
+                try sink.write(decoded)
                 monitor.request(requestInfo, didReceiveBytes: decoded.readableBytes)
             })
         } catch {

@@ -6,8 +6,8 @@ import NIOPosix
 import NIOSSL
 
 /// The transport on AsyncHTTPClient: one client per run, its pool sized from `per_host`, redirects
-/// left to FetchKit's `Redirector`, bodies streamed with backpressure, and the read (stall) and total
-/// deadlines enforced here because AsyncHTTPClient's deadline covers only the response head.
+/// left to FetchKit's `Redirector`, each response handled on its connection's event loop by a
+/// `ResponseStream`, which also enforces the read (stall) and total deadlines.
 public final class AsyncHTTPClientTransport: HTTPTransport {
     private let client: HTTPClient
 
@@ -35,62 +35,40 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
     public func send(
         _ request: BuiltRequest,
         options: TransportOptions,
-        onHead: @escaping @Sendable (TransportResponseHead) async throws -> Void,
-        onChunk: @escaping @Sendable (ByteBuffer) async throws -> Void
+        onHead: @escaping @Sendable (TransportResponseHead) throws -> Void,
+        onChunk: @escaping @Sendable (ByteBuffer) throws -> Void
     ) async throws {
-        let started = ContinuousClock.now
-        let timeouts = options.timeouts
         let url = Redactor.redactURLUserinfo(request.url.absoluteString)
-        var outgoing = HTTPClientRequest(url: request.url.absoluteString)
-        outgoing.method = NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue)
-        for header in request.headers { outgoing.headers.add(name: header.name, value: header.value) }
-        outgoing.body = try Self.body(request.body)
-        outgoing.tlsConfiguration = try Self.tlsConfiguration(options.tls, url: url)
-
-        // The head must arrive within connect + read (and within the total deadline).
-        var headBudget = timeouts.connect + timeouts.read
-        if let total = timeouts.total { headBudget = min(headBudget, total) }
-        let response: HTTPClientResponse
+        var headers = NIOHTTP1.HTTPHeaders()
+        headers.reserveCapacity(request.headers.count)
+        for header in request.headers { headers.add(name: header.name, value: header.value) }
+        let outgoing: HTTPClient.Request
         do {
-            response = try await client.execute(outgoing, timeout: .nanoseconds(Int64(headBudget.inNanoseconds)))
+            outgoing = try HTTPClient.Request(url: request.url, method: NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue),
+                                              headers: headers, body: try Self.body(request.body),
+                                              tlsConfiguration: try Self.tlsConfiguration(options.tls, url: url))
+        } catch let error as FetchError {
+            throw error
         } catch {
-            throw Self.classify(error, url: url, afterHead: false)
+            throw FetchError(.invalidRequest, "\(error)", url: url)
         }
-        var headers = HTTPHeaders()
-        for header in response.headers { headers.add(name: header.name, value: header.value) }
-        let expected = response.headers.first(name: "Content-Length").flatMap { Int64($0) }
-        try await onHead(TransportResponseHead(status: Int(response.status.code), headers: headers, expectedLength: expected))
-
-        let watch = ProgressWatch()
-        let received = try await withThrowingTaskGroup(of: Int64?.self) { group in
-            group.addTask {
-                var count: Int64 = 0
-                do {
-                    for try await chunk in response.body {
-                        count += Int64(chunk.readableBytes)
-                        watch.consumerStarted()
-                        try await onChunk(chunk)
-                        watch.consumerFinished()
-                    }
-                } catch let error as FetchError {
-                    throw error
-                } catch {
-                    throw Self.classify(error, url: url, afterHead: true)
-                }
-                return count
+        let stream = ResponseStream(timeouts: options.timeouts, url: url, onHead: onHead, onChunk: onChunk)
+        let task = client.execute(request: outgoing, delegate: stream, eventLoop: .indifferent, deadline: nil, logger: nil)
+        let received: Int64
+        do {
+            received = try await withTaskCancellationHandler {
+                try await task.futureResult.get()
+            } onCancel: {
+                task.cancel()
             }
-            group.addTask {
-                try await watch.watch(read: timeouts.read, total: timeouts.total, started: started, url: url)
-                return nil
-            }
-            defer { group.cancelAll() }
-            while let result = try await group.next() {
-                if let count = result { return count }
-            }
-            return 0
+        } catch {
+            // What the callbacks or the watchdog threw is the reason; AsyncHTTPClient's own errors are classified.
+            if let reason = stream.failure { throw reason }
+            if Task.isCancelled { throw FetchError(.cancelled, "cancelled", url: url) }
+            throw Self.classify(error, url: url, afterHead: stream.sawHead)
         }
-        if let expected, received < expected, request.method != .head, response.status != .notModified {
-            throw FetchError(.truncated, "the body ended after \(received) of \(expected) bytes", url: url, status: Int(response.status.code))
+        if let head = stream.head, let expected = head.expectedLength, received < expected, request.method != .head, head.status != 304 {
+            throw FetchError(.truncated, "the body ended after \(received) of \(expected) bytes", url: url, status: head.status)
         }
     }
 
@@ -116,22 +94,33 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
 
     // MARK: - Request bodies
 
-    static func body(_ body: RequestBody) throws -> HTTPClientRequest.Body? {
+    static func body(_ body: RequestBody) throws -> HTTPClient.Body? {
         switch body {
         case .none: return nil
-        case .data(let data): return .bytes(ByteBuffer(bytes: data))
+        case .data(let data): return .byteBuffer(ByteBuffer(bytes: data))
         case .file(let path):
             let size = try MultipartFormData.fileSize(path)
-            return .stream(FileChunks(path: path), length: .known(size))
+            return stream(FileChunks(path: path), length: size)
         case .multipart(let form):
             let length = try form.contentLength()
-            if length <= MultipartFormData.encodingMemoryThreshold { return .bytes(ByteBuffer(bytes: try form.encode())) }
+            if length <= MultipartFormData.encodingMemoryThreshold { return .byteBuffer(ByteBuffer(bytes: try form.encode())) }
             let url = FileManager.default.temporaryDirectory.appendingPathComponent("fetchctl-multipart-\(UUID().uuidString)")
             FileManager.default.createFile(atPath: url.path, contents: nil)
             let handle = try FileHandle(forWritingTo: url)
             defer { try? handle.close() }
             try form.write { try handle.write(contentsOf: $0) }
-            return .stream(FileChunks(path: url.path, deleteWhenDone: true), length: .known(length))
+            return stream(FileChunks(path: url.path, deleteWhenDone: true), length: length)
+        }
+    }
+
+    /// A body read from a file as it is sent, one 64 KiB chunk at a time.
+    private static func stream(_ chunks: FileChunks, length: Int64) -> HTTPClient.Body {
+        .stream(contentLength: length) { writer in
+            let promise = MultiThreadedEventLoopGroup.singleton.any().makePromise(of: Void.self)
+            promise.completeWithTask {
+                for try await chunk in chunks { try await writer.write(.byteBuffer(chunk)).get() }
+            }
+            return promise.futureResult
         }
     }
 
@@ -168,39 +157,142 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
     }
 }
 
-/// Tracks body progress for the stall watchdog; the consumer's own time (writing to disk) never
-/// counts as a stall.
-final class ProgressWatch: Sendable {
+/// One response, handled on the connection's event loop as it arrives (AsyncHTTPClient's delegate
+/// API): the head and every body chunk go straight to the session's callbacks, which validate and
+/// write to the sink right there, as curl does on its one thread. No chunk crosses threads, so a
+/// transfer costs no thread hops per chunk, and the kernel's socket buffer is the backpressure.
+///
+/// A watchdog on the same event loop enforces what AsyncHTTPClient's deadline doesn't: the head
+/// must come within `read` of sending the request, no gap between chunks may exceed `read` (time in
+/// the callbacks doesn't count), and the whole exchange must end within `total`.
+final class ResponseStream: HTTPClientResponseDelegate {
+    typealias Response = Int64
+
     private struct State {
-        var last = ContinuousClock.now
-        var consuming = false
+        var head: TransportResponseHead?
+        var received: Int64 = 0
+        var lastProgress = NIODeadline.now()
+        var watchdog: Scheduled<Void>?
+        var failure: Error?
+        var finished = false
     }
 
+    private let timeouts: TransportTimeouts
+    private let url: String
+    private let onHead: @Sendable (TransportResponseHead) throws -> Void
+    private let onChunk: @Sendable (ByteBuffer) throws -> Void
+    private let started = NIODeadline.now()
     private let state = LockedBox(State())
 
-    func consumerStarted() { state.withLock { $0.consuming = true } }
+    init(timeouts: TransportTimeouts, url: String, onHead: @escaping @Sendable (TransportResponseHead) throws -> Void,
+         onChunk: @escaping @Sendable (ByteBuffer) throws -> Void) {
+        self.timeouts = timeouts
+        self.url = url
+        self.onHead = onHead
+        self.onChunk = onChunk
+    }
 
-    func consumerFinished() {
-        state.withLock {
-            $0.consuming = false
-            $0.last = .now
+    /// The head, once received.
+    var head: TransportResponseHead? { state.withLock { $0.head } }
+    var sawHead: Bool { head != nil }
+    /// What a callback or the watchdog failed the request with.
+    var failure: Error? { state.withLock { $0.failure } }
+
+    func didSendRequestHead(task: HTTPClient.Task<Int64>, _ head: HTTPRequestHead) {
+        let now = NIODeadline.now()
+        state.withLock { $0.lastProgress = now }
+        arm(task, after: untilNextCheck(last: now, now: now))
+    }
+
+    func didReceiveHead(task: HTTPClient.Task<Int64>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        var headers = HTTPHeaders()
+        for header in head.headers { headers.add(name: header.name, value: header.value) }
+        let expected = head.headers.first(name: "Content-Length").flatMap { Int64($0) }
+        let transportHead = TransportResponseHead(status: Int(head.status.code), headers: headers, expectedLength: expected)
+        state.withLock { $0.head = transportHead }
+        return call(task) { try onHead(transportHead) }
+    }
+
+    func didReceiveBodyPart(task: HTTPClient.Task<Int64>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        state.withLock { $0.received += Int64(buffer.readableBytes) }
+        return call(task) { try onChunk(buffer) }
+    }
+
+    func didFinishRequest(task: HTTPClient.Task<Int64>) throws -> Int64 {
+        state.withLock { s in
+            s.finished = true
+            s.watchdog?.cancel()
+            s.watchdog = nil
+            return s.received
         }
     }
 
-    /// Throws `timeout` when no chunk arrives for `read`, or when `total` has passed since `started`.
-    func watch(read: Duration, total: Duration?, started: ContinuousClock.Instant, url: String) async throws {
-        let tick = min(max(read / 10, .milliseconds(10)), .milliseconds(250))
-        while true {
-            try await Task.sleep(for: tick)
-            let (last, consuming) = state.withLock { ($0.last, $0.consuming) }
-            let now = ContinuousClock.now
-            if let total, now - started > total {
-                throw FetchError(.timeout, "the request took longer than its total timeout of \(DurationGrammar.format(total))", url: url)
-            }
-            if !consuming, now - last > read {
-                throw FetchError(.timeout, "no data for \(DurationGrammar.format(read)) (read timeout)", url: url)
-            }
+    func didReceiveError(task: HTTPClient.Task<Int64>, _ error: Error) {
+        state.withLock { s in
+            s.finished = true
+            s.watchdog?.cancel()
+            s.watchdog = nil
         }
+    }
+
+    /// Runs a callback; a throw fails the request with that error. Progress is stamped after it, so
+    /// the callback's own time (writing to disk) never counts as a stall.
+    private func call(_ task: HTTPClient.Task<Int64>, _ body: () throws -> Void) -> EventLoopFuture<Void> {
+        do {
+            try body()
+            state.withLock { $0.lastProgress = .now() }
+            return task.eventLoop.makeSucceededVoidFuture()
+        } catch {
+            fail(task, error)
+            return task.eventLoop.makeFailedFuture(error)
+        }
+    }
+
+    private func fail(_ task: HTTPClient.Task<Int64>, _ error: Error) {
+        let first = state.withLock { s -> Bool in
+            guard s.failure == nil else { return false }
+            s.failure = error
+            return true
+        }
+        if first { task.fail(reason: error) }
+    }
+
+    /// Schedules the next check on the task's event loop.
+    private func arm(_ task: HTTPClient.Task<Int64>, after delay: Duration) {
+        let scheduled = task.eventLoop.scheduleTask(in: .nanoseconds(max(1_000_000, delay.inNanoseconds))) { [self] in
+            check(task)
+        }
+        let stale = state.withLock { s -> Bool in
+            guard !s.finished else { return true }
+            s.watchdog = scheduled
+            return false
+        }
+        if stale { scheduled.cancel() }
+    }
+
+    private func check(_ task: HTTPClient.Task<Int64>) {
+        let now = NIODeadline.now()
+        let (finished, last, hasHead) = state.withLock { ($0.finished, $0.lastProgress, $0.head != nil) }
+        guard !finished else { return }
+        if let total = timeouts.total, now - started >= .nanoseconds(total.inNanoseconds) {
+            fail(task, FetchError(.timeout, "the request took longer than its total timeout of \(DurationGrammar.format(total))", url: url))
+            return
+        }
+        let read = TimeAmount.nanoseconds(timeouts.read.inNanoseconds)
+        if now - last >= read {
+            let what = hasHead ? "no data for \(DurationGrammar.format(timeouts.read)) (read timeout)"
+                : "no response within \(DurationGrammar.format(timeouts.read)) (read timeout)"
+            fail(task, FetchError(.timeout, what, url: url))
+            return
+        }
+        arm(task, after: untilNextCheck(last: last, now: now))
+    }
+
+    /// Until the read timeout would pass since `last`, or the total one since the start.
+    private func untilNextCheck(last: NIODeadline, now: NIODeadline) -> Duration {
+        var next = last + .nanoseconds(timeouts.read.inNanoseconds) - now
+        if let total = timeouts.total { next = min(next, started + .nanoseconds(total.inNanoseconds) - now) }
+        return .nanoseconds(next.nanoseconds)
     }
 }
 

@@ -45,14 +45,16 @@ public struct TransportResponseHead: Sendable {
 }
 
 /// Sends one request and streams its response: the head to `onHead`, then every body chunk to
-/// `onChunk`, in order, with backpressure (the next chunk is read only after `onChunk` returns).
+/// `onChunk`, in order. The callbacks run on the transport's I/O thread as the bytes arrive and
+/// must not wait for long (validating, decoding and writing a chunk to a file are fine); the next
+/// chunk is read only after `onChunk` returns, and a throw ends the exchange with that error.
 /// A protocol so tests can substitute a transport only where the local server can't produce a case.
 public protocol HTTPTransport: Sendable {
     func send(
         _ request: BuiltRequest,
         options: TransportOptions,
-        onHead: @escaping @Sendable (TransportResponseHead) async throws -> Void,
-        onChunk: @escaping @Sendable (ByteBuffer) async throws -> Void
+        onHead: @escaping @Sendable (TransportResponseHead) throws -> Void,
+        onChunk: @escaping @Sendable (ByteBuffer) throws -> Void
     ) async throws
 
     /// Releases connections; called once when the owner is done with the transport.
@@ -66,8 +68,8 @@ extension HTTPTransport {
     public func send(
         _ request: BuiltRequest,
         timeouts: TransportTimeouts,
-        onHead: @escaping @Sendable (TransportResponseHead) async throws -> Void,
-        onChunk: @escaping @Sendable (ByteBuffer) async throws -> Void
+        onHead: @escaping @Sendable (TransportResponseHead) throws -> Void,
+        onChunk: @escaping @Sendable (ByteBuffer) throws -> Void
     ) async throws {
         try await send(request, options: TransportOptions(timeouts: timeouts), onHead: onHead, onChunk: onChunk)
     }
