@@ -8,8 +8,9 @@
 # small16k, small1k, config, rss (peak RSS of all of them, and a 4 GiB download).
 #
 # What it does:
-#   1. installs what is missing from Debian's packages (nginx-light, aria2, hyperfine, wget, curl, time)
-#      and builds fetchctl in release mode;
+#   1. installs what is missing from Debian's packages (nginx-light, aria2, hyperfine, wget, curl, time,
+#      and libcurl4-openssl-dev, which a static link of Foundation's networking library needs) and
+#      builds fetchctl as it is shipped: release mode, Swift runtime linked in (--static-swift-stdlib);
 #   2. re-runs itself in a private mount namespace (`unshare -m`) with a tmpfs mounted for the data and
 #      every output, so file creation on disk doesn't hide the clients' cost, and nothing outlives it;
 #   3. starts nginx on 127.0.0.1 (bench/nginx.conf: sendfile, keep-alive) and generates the data;
@@ -31,18 +32,22 @@ if [ -z "${FETCHCTL_BENCH_INNER:-}" ]; then
   for pair in nginx:nginx-light aria2c:aria2 hyperfine:hyperfine wget:wget curl:curl /usr/bin/time:time; do
     command -v "${pair%%:*}" >/dev/null || missing+=("${pair#*:}")
   done
+  [ -e /usr/lib/x86_64-linux-gnu/libcurl.so ] || [ -e /usr/lib/aarch64-linux-gnu/libcurl.so ] || missing+=(libcurl4-openssl-dev)
   if [ ${#missing[@]} -gt 0 ]; then
     echo "installing ${missing[*]}"
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
   fi
-  swift build -c release --product fetchctl
-  bin="$(swift build -c release --show-bin-path)/fetchctl"
-  exec unshare --mount --propagation private env FETCHCTL_BENCH_INNER=1 FETCHCTL_BIN="$bin" "$0" "$@"
+  build=(swift build -c release --static-swift-stdlib --scratch-path .build-static)
+  "${build[@]}" --product fetchctl
+  "${build[@]}" --product ahc-floor
+  bin_dir="$("${build[@]}" --show-bin-path)"
+  exec unshare --mount --propagation private env FETCHCTL_BENCH_INNER=1 FETCHCTL_BIN_DIR="$bin_dir" "$0" "$@"
 fi
 
 # --- inside the private mount namespace ---------------------------------------------------------
-bin="$FETCHCTL_BIN"
+bin="$FETCHCTL_BIN_DIR/fetchctl"
+floor="$FETCHCTL_BIN_DIR/ahc-floor"   # AsyncHTTPClient alone: the floor under fetchctl (bench/ahc-floor)
 results="$PWD/bench/results"
 mkdir -p "$results"
 work="$(mktemp -d /tmp/fetchctl-bench.XXXXXX)"
@@ -91,11 +96,12 @@ scenario() {
     --export-json "$results/$name.json" "${args[@]}"
 }
 
-scenario one-file "cmp $out/1g.bin $www/big/1g.bin" \
+scenario one-file "test \$(ls $out | wc -l) = 1 && cmp $out/*.bin $www/big/1g.bin" \
   curl "curl -sS -f -o $out/1g.bin --create-dirs $base/big/1g.bin" \
   aria2c "aria2c -q -x1 -d $out -o 1g.bin $base/big/1g.bin" \
   wget "wget -q -P $out $base/big/1g.bin" \
-  fetchctl "$bin run $inputs/jobs-1g.yaml"
+  fetchctl "$bin run $inputs/jobs-1g.yaml" \
+  ahc-floor "$floor $inputs/one-1g.txt $out 1"
 
 for small in small16k:16 small1k:32; do
   s="${small%%:*}"; c="${small#*:}"; n="$(wc -l < "$inputs/$s/wget.txt")"
@@ -103,7 +109,8 @@ for small in small16k:16 small1k:32; do
     curl "curl -sS -f --parallel --parallel-max $c --create-dirs -K $inputs/$s/curl.cfg" \
     aria2c "aria2c -q -j$c -d $out -i $inputs/$s/aria2.txt" \
     wget "wget -q -P $out -i $inputs/$s/wget.txt" \
-    fetchctl "$bin run $inputs/$s/jobs.yaml"
+    fetchctl "$bin run $inputs/$s/jobs.yaml" \
+    ahc-floor "$floor $inputs/$s/wget.txt $out $c"
 done
 
 scenario config "true" \
@@ -130,6 +137,7 @@ if wanted rss; then
     rss "$size" aria2c "aria2c -q -x1 -d $out -o $size.bin $url"
     rss "$size" wget "wget -q -P $out $url"
     rss "$size" fetchctl "$bin run $inputs/jobs-$size.yaml"
+    rss "$size" ahc-floor "$floor $inputs/one-$size.txt $out 1"
   done
   for small in small16k:16 small1k:32; do
     s="${small%%:*}"; c="${small#*:}"
@@ -137,6 +145,7 @@ if wanted rss; then
     rss "$s" aria2c "aria2c -q -j$c -d $out -i $inputs/$s/aria2.txt"
     rss "$s" wget "wget -q -P $out -i $inputs/$s/wget.txt"
     rss "$s" fetchctl "$bin run $inputs/$s/jobs.yaml"
+    rss "$s" ahc-floor "$floor $inputs/$s/wget.txt $out $c"
   done
   rm -rf "$out"
 fi

@@ -7,7 +7,8 @@ WORK_DIR/www/      what nginx serves: big/1g.bin, big/4g.bin (random bytes; 4g i
                    s16k/0..1999.bin (16 KiB each), s1k/0..19999.bin (1 KiB each)
 WORK_DIR/inputs/   per scenario (small16k, small1k): curl.cfg (url/output pairs for `curl -K`),
                    aria2.txt (`aria2c -i`), wget.txt (`wget -i`), and fetchctl jobs files
-                   (jobs-*.yaml) whose outputs go to WORK_DIR/out.
+                   (jobs-*.yaml) whose outputs go to WORK_DIR/out; one-*.txt list the big files for
+                   bench/ahc-floor.
 """
 import os
 import subprocess
@@ -48,6 +49,7 @@ for folder, count, size, _ in SMALL.values():
 
 # One download, for scenario 1 and the 4 GiB memory run. Default settings: state, log and resume on.
 for name in ("1g", "4g"):
+    write(os.path.join(inputs, f"one-{name}.txt"), f"{base}/big/{name}.bin\n")  # for ahc-floor
     write(os.path.join(inputs, f"jobs-{name}.yaml"),
           f"version: 1\nsettings: {{output_dir: {out}}}\njobs:\n"
           f"  - id: file\n    url: {base}/big/{name}.bin\n    download: {name}.bin\n")

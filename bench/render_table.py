@@ -13,6 +13,7 @@ import sys
 
 results = sys.argv[1]
 TOOLS = ["curl", "aria2c", "wget", "fetchctl"]
+FLOOR = "ahc-floor"  # AsyncHTTPClient alone (bench/ahc-floor): the floor under fetchctl
 SCENARIOS = [  # file, title, fetchctl target as a ratio to curl
     ("one-file", "1. one 1 GiB file to disk", 1.0),
     ("small16k", "2. 2,000 × 16 KiB files, concurrency 16", 1.0),
@@ -40,8 +41,8 @@ with open(os.path.join(results, "machine.tsv")) as f:
 print("Wall time, median of {} runs after a warm-up (hyperfine); in brackets, the ratio to curl."
       .format(machine.get("runs", "?")))
 print()
-print("| scenario | " + " | ".join(TOOLS) + " | fetchctl ÷ curl | target |")
-print("|---|" + "---:|" * len(TOOLS) + "---:|---|")
+print("| scenario | " + " | ".join(TOOLS) + " | fetchctl ÷ curl | target | AsyncHTTPClient alone |")
+print("|---|" + "---:|" * len(TOOLS) + "---:|---|---:|")
 for name, title, target in SCENARIOS:
     m = medians(name)
     if not m:
@@ -50,11 +51,12 @@ for name, title, target in SCENARIOS:
     cells = [ms(m[t]) + ("" if t == "curl" else f" ({m[t] / curl:.2f}×)") for t in TOOLS]
     ratio = m["fetchctl"] / curl
     verdict = "met" if ratio <= target else "missed"
-    print(f"| {title} | " + " | ".join(cells) + f" | **{ratio:.2f}** | ≤ {target:.1f} ({verdict}) |")
+    floor = f"{ms(m[FLOOR])} ({m[FLOOR] / curl:.2f}×)" if FLOOR in m else ""
+    print(f"| {title} | " + " | ".join(cells) + f" | **{ratio:.2f}** | ≤ {target:.1f} ({verdict}) | {floor} |")
 m = medians("config")
 if m:
     print(f"| 4. 5,000-job file (2,000 routes) | | | | validate {ms(m['fetchctl validate'])}, "
-          f"`--dry-run` {ms(m['fetchctl run --dry-run'])} | | |")
+          f"`--dry-run` {ms(m['fetchctl run --dry-run'])} | | | |")
 
 rss = {}
 path = os.path.join(results, "rss.tsv")
@@ -65,11 +67,11 @@ if os.path.exists(path):
 print()
 print("Peak RSS (`/usr/bin/time`, median of the runs):")
 print()
-print("| run | " + " | ".join(TOOLS) + " |")
-print("|---|" + "---:|" * len(TOOLS))
+print("| run | " + " | ".join(TOOLS + ["AsyncHTTPClient alone"]) + " |")
+print("|---|" + "---:|" * (len(TOOLS) + 1))
 for key, title in RSS_ROWS:
     if (key, "fetchctl") in rss:
-        print(f"| {title} | " + " | ".join(f"{rss[(key, t)]:.1f} MiB" for t in TOOLS) + " |")
+        print(f"| {title} | " + " | ".join(f"{rss[(key, t)]:.1f} MiB" if (key, t) in rss else "" for t in TOOLS + [FLOOR]) + " |")
 if ("1g", "fetchctl") in rss and ("4g", "fetchctl") in rss:
     a, b = rss[("1g", "fetchctl")], rss[("4g", "fetchctl")]
     flat = abs(b - a) / a <= 0.10

@@ -62,7 +62,7 @@ public struct Router: URLRequestConvertible {
         var missing: [String] = []
         let path = pathPart.render { name in
             guard let value = params[name] else { missing.append(name); return nil }
-            return value.text.addingPercentEncoding(withAllowedCharacters: Self.pathSegmentAllowed)
+            return Self.encodePathSegment(value.text)
         }
         if !missing.isEmpty {
             throw RequestBuildError("no value for \(missing.map { "'{{\($0)}}'" }.joined(separator: ", ")) in the URL of \(route.name)")
@@ -99,6 +99,17 @@ public struct Router: URLRequestConvertible {
         case .url: return [.get, .head, .delete].contains(route.method)
         case .form, .json, .multipart: return false
         }
+    }
+
+    /// `value` percent-encoded as one path segment. Values made only of unreserved characters (ids,
+    /// numbers, slugs: the usual case) are returned as they are without Foundation's encoder.
+    static func encodePathSegment(_ value: String) -> String? {
+        let plain = value.utf8.allSatisfy { byte in
+            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "~")
+        }
+        return plain ? value : value.addingPercentEncoding(withAllowedCharacters: pathSegmentAllowed)
     }
 
     /// RFC 3986 path characters less `/`, so a value stays one segment.
