@@ -204,6 +204,11 @@ final class ResponseStream: HTTPClientResponseDelegate {
         arm(task, after: untilNextCheck(last: now, now: now))
     }
 
+    /// A request body being sent counts as progress (a slow upload is not a stalled response).
+    func didSendRequestPart(task: HTTPClient.Task<Int64>, _ part: IOData) {
+        state.withLock { $0.lastProgress = .now() }
+    }
+
     func didReceiveHead(task: HTTPClient.Task<Int64>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         var headers = HTTPHeaders()
         for header in head.headers { headers.add(name: header.name, value: header.value) }

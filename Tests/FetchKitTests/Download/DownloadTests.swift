@@ -270,6 +270,18 @@ import Testing
         try await server.shutdown()
     }
 
+    @Test func jobResultsQueuedInBulkAreAllStoredByFlush() throws {
+        // recordJobLater gathers results into a few transactions; flush must write every one of them.
+        let fixture = try ConfigFixture([:])
+        let store = try StateStore(directory: fixture.path("state"))
+        try store.beginRun(id: "bulk", jobsFile: "jobs.yaml", jobs: 500)
+        for n in 0..<500 { store.recordJobLater(runID: "bulk", JobResult(job: "job-\(n)", outcome: .succeeded, status: 200, bytes: 1)) }
+        try store.flush()
+        let jobs = try store.lastResults()
+        #expect(jobs.count == 500)
+        #expect(Set(jobs.map(\.job)) == Set((0..<500).map { "job-\($0)" }))
+    }
+
     @Test func aSecondLockOnTheSameDirectoryIsRefusedWithThePID() throws {
         let fixture = try ConfigFixture([:])
         let first = try RunLock(directory: fixture.path("state"))
