@@ -24,6 +24,7 @@ try FileManager.default.createDirectory(atPath: outDirectory, withIntermediateDi
 
 var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow, decompression: .disabled)
 configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = concurrency
+configuration.tracing.tracer = nil  // as fetchctl's transport: no span per request
 let client = HTTPClient(eventLoopGroupProvider: .shared(MultiThreadedEventLoopGroup.singleton), configuration: configuration)
 
 struct Failure: Error, CustomStringConvertible {

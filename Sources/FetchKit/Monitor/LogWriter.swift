@@ -4,13 +4,21 @@ import Glibc
 #endif
 
 /// Writes log lines to a file descriptor off the transfer path: `write` appends to a buffer and
-/// returns at once; a serial queue drains the buffer in large writes. `flush` waits for everything
-/// written so far to reach the descriptor.
+/// returns at once; a serial queue drains the buffer in large writes, `drainDelay` after the first
+/// line of a batch (at once when the buffer reaches `batchBytes`), so a run of thousands of short
+/// jobs makes a few writes and thread wake-ups, not one per line. `flush` waits for everything
+/// written so far to reach the descriptor; the run flushes before it exits.
 public final class LogWriter: Sendable {
+    /// How long a line may wait for others to join it: short for a person watching, long enough
+    /// to gather the lines of hundreds of small jobs.
+    static let drainDelay = DispatchTimeInterval.milliseconds(20)
+    /// A buffer this large is written at once.
+    static let batchBytes = 64 * 1024
+
     private let fd: Int32
     private let ownsDescriptor: Bool
     private let queue = DispatchQueue(label: "fetchctl.log-writer")
-    private let pending = LockedBox<(bytes: [UInt8], scheduled: Bool)>(([], false))
+    private let pending = LockedBox<(bytes: [UInt8], scheduled: Bool, full: Bool)>(([], false, false))
 
     /// Writes to standard error.
     public static let standardError = LogWriter(fd: STDERR_FILENO, ownsDescriptor: false)
@@ -34,12 +42,22 @@ public final class LogWriter: Sendable {
 
     /// Queues `text` (a whole line, newline included, or a terminal control sequence).
     public func write(_ text: String) {
-        let schedule = pending.withLock { state -> Bool in
+        enum Drain { case none, soon, now }
+        let drain = pending.withLock { state -> Drain in
             state.bytes.append(contentsOf: text.utf8)
-            defer { state.scheduled = true }
-            return !state.scheduled
+            if state.bytes.count >= Self.batchBytes, !state.full {
+                state.full = true
+                return .now
+            }
+            if state.scheduled { return .none }
+            state.scheduled = true
+            return .soon
         }
-        if schedule { queue.async { self.drain() } }
+        switch drain {
+        case .none: break
+        case .soon: queue.asyncAfter(deadline: .now() + Self.drainDelay) { self.drain() }
+        case .now: queue.async { self.drain() }
+        }
     }
 
     /// Blocks until everything queued so far is written.
@@ -58,6 +76,7 @@ public final class LogWriter: Sendable {
             defer {
                 state.bytes.removeAll(keepingCapacity: true)
                 state.scheduled = false
+                state.full = false
             }
             return state.bytes
         }

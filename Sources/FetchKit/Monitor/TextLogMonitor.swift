@@ -21,15 +21,16 @@ public final class TextLogMonitor: EventMonitor {
 
     public func jobDidFinish(_ result: JobResult) {
         var fields: [(String, String)] = [("job", result.job), ("outcome", result.outcome.rawValue)]
-        if let status = result.status { fields.append(("status", "\(status)")) }
+        fields.reserveCapacity(6)
+        if let status = result.status { fields.append(("status", String(status))) }
         if let error = result.error {
             fields.append(("error", error.code.rawValue))
             fields.append(("message", redactor.redact(error.message)))
             if let url = error.url { fields.append(("url", redactor.redact(url))) }
         }
         if result.outcome == .succeeded {
-            fields.append(("bytes", "\(result.bytes)"))
-            fields.append(("duration_ms", "\(result.duration.milliseconds)"))
+            fields.append(("bytes", String(result.bytes)))
+            fields.append(("duration_ms", String(result.duration.milliseconds)))
         }
         if result.attempts > 1 { fields.append(("attempts", "\(result.attempts)")) }
         if let reason = result.reason { fields.append(("reason", reason)) }
@@ -69,9 +70,21 @@ public final class TextLogMonitor: EventMonitor {
 
     private func line(_ level: String, _ event: String, _ fields: [(String, String)]) {
         if quiet && level == "info" { return }
-        var text = LogFormatting.timestamp() + " " + level + String(repeating: " ", count: max(0, 5 - level.utf8.count)) + " " + event
-        for (key, value) in fields { text += " " + key + "=" + Self.quoteIfNeeded(value) }
-        output(text + "\n")
+        var text = LogFormatting.timestamp()
+        text.reserveCapacity(160)
+        text += " "
+        text += level
+        for _ in level.utf8.count..<max(5, level.utf8.count) { text += " " }
+        text += " "
+        text += event
+        for (key, value) in fields {
+            text += " "
+            text += key
+            text += "="
+            text += Self.quoteIfNeeded(value)
+        }
+        text += "\n"
+        output(text)
     }
 
     /// logfmt quoting: values with spaces, quotes or `=` are double-quoted.

@@ -5,7 +5,11 @@ public struct CompiledRoute: Sendable {
     public var name: String
     public var method: HTTPMethod
     /// The URL with `{{name}}` placeholders, e.g. `https://api.github.com/repos/{{owner}}/{{repo}}`.
-    public var urlTemplate: String
+    public var urlTemplate: String {
+        didSet { urlParts = URLTemplateParts(urlTemplate) }
+    }
+    /// `urlTemplate` split at its `?` and parsed once, not for every request built.
+    private(set) var urlParts: URLTemplateParts
     public var params: [ParamSpec]
     public var request: RequestSpec
     /// Route behaviour over the route file's `defaults`.
@@ -20,6 +24,7 @@ public struct CompiledRoute: Sendable {
         name = spec.qualifiedName
         method = spec.method
         urlTemplate = Self.join(base: file.baseURL, path: spec.path)
+        urlParts = URLTemplateParts(urlTemplate)
         params = spec.params
         request = spec.request
         behaviour = spec.behaviour.merged(over: file.defaults)
@@ -32,6 +37,7 @@ public struct CompiledRoute: Sendable {
         name = adHocName
         self.method = method
         urlTemplate = url
+        urlParts = URLTemplateParts(url)
         params = []
         self.request = request
         behaviour = Behaviour()
@@ -70,6 +76,18 @@ public struct CompiledRoute: Sendable {
             }
         }
         return problems.isEmpty ? .success(bound) : .failure(BindingErrors(messages: problems))
+    }
+}
+
+/// A URL template's path part (up to `?`) and query part, parsed.
+struct URLTemplateParts: Sendable {
+    var path: Template
+    var query: Template?
+
+    init(_ template: String) {
+        let split = template.firstIndex(of: "?")
+        path = Template(String(template[..<(split ?? template.endIndex)]))
+        query = split.map { Template(String(template[template.index(after: $0)...])) }
     }
 }
 

@@ -20,7 +20,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
 
     /// Sets `name` to `value`, replacing an existing header of that name in place.
     public mutating func update(name: String, value: String) {
-        if let index = headers.firstIndex(where: { $0.name.lowercased() == name.lowercased() }) {
+        if let index = headers.firstIndex(where: { Self.sameName($0.name, name) }) {
             headers[index].value = value
         } else {
             headers.append(Header(name: name, value: value))
@@ -33,16 +33,23 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
     }
 
     public mutating func remove(name: String) {
-        headers.removeAll { $0.name.lowercased() == name.lowercased() }
+        headers.removeAll { Self.sameName($0.name, name) }
     }
 
     public func value(for name: String) -> String? {
-        headers.first { $0.name.lowercased() == name.lowercased() }?.value
+        headers.first { Self.sameName($0.name, name) }?.value
     }
 
     public subscript(name: String) -> String? {
         get { value(for: name) }
         set { if let newValue { update(name: name, value: newValue) } else { remove(name: name) } }
+    }
+
+    /// Header names compare without regard to ASCII case (RFC 9110 §5.1), with no allocation.
+    static func sameName(_ a: String, _ b: String) -> Bool {
+        a.utf8.count == b.utf8.count && zip(a.utf8, b.utf8).allSatisfy { x, y in
+            x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= UInt8(ascii: "a") && (x | 0x20) <= UInt8(ascii: "z"))
+        }
     }
 
     public var isEmpty: Bool { headers.isEmpty }

@@ -20,16 +20,19 @@ public final class FileSink: ResponseSink {
         var fd: Int32 = -1
     }
 
-    private static let processID = getpid()
+    private static let processTag = "\(getpid())-"
     private static let counter = LockedBox(0)
 
     /// A sink for a `save` job: a hidden temporary file in the destination's directory.
     public static func save(to destination: String) -> FileSink {
-        let slash = destination.lastIndex(of: "/")
-        let directory = slash.map { String(destination[...$0]) } ?? ""
-        let name = slash.map { String(destination[destination.index(after: $0)...]) } ?? destination
+        // Split on the last "/" by bytes: a scan of Characters costs more than the rest of the save.
+        let utf8 = destination.utf8
+        let slash = utf8.lastIndex(of: UInt8(ascii: "/"))
+        let directory = slash.map { Substring(utf8[...$0]) } ?? ""
+        let name = slash.map { Substring(utf8[utf8.index(after: $0)...]) } ?? Substring(destination)
         // Unique per process (pid) and per sink (a counter), with no system call for randomness.
-        let temporary = directory + ".\(name).fetchctl-\(Self.processID)-\(Self.counter.withLock { $0 += 1; return $0 }).tmp"
+        let serial = Self.counter.withLock { $0 += 1; return $0 }
+        let temporary = directory + "." + name + ".fetchctl-" + Self.processTag + String(serial) + ".tmp"
         return FileSink(destination: destination, temporaryPath: temporary, durable: false)
     }
 

@@ -11,6 +11,9 @@ final class JobContext: Sendable {
     let store: StateStore?
     let resumes: Bool
     private let authenticators: [(options: OAuth2Options, interceptor: AuthenticationInterceptor<OAuth2Authenticator>)]
+    /// Request options per `jobs:` entry: its expansions share one behaviour, so the retry policy,
+    /// validator and redirector are built once per entry, not once per job.
+    private let optionsByEntry: [ObjectIdentifier: RequestOptions]
 
     init(runner: Runner, session: Session) {
         self.session = session
@@ -27,19 +30,33 @@ final class JobContext: Sendable {
                                                                       service: service, monitor: runner.monitor)))
         }
         self.authenticators = authenticators
+        var optionsByEntry: [ObjectIdentifier: RequestOptions] = [:]
+        for job in runner.plan.jobs where optionsByEntry[ObjectIdentifier(job.common)] == nil {
+            optionsByEntry[ObjectIdentifier(job.common)] = Self.requestOptions(for: job.behaviour, authenticators: authenticators,
+                                                                               secretHeaders: secretHeaders)
+        }
+        self.optionsByEntry = optionsByEntry
     }
 
     /// The request options a job's layered behaviour asks for.
     func requestOptions(for job: ExpandedJob) -> RequestOptions {
-        let behaviour = job.behaviour
+        var options = optionsByEntry[ObjectIdentifier(job.common)]
+            ?? Self.requestOptions(for: job.behaviour, authenticators: authenticators, secretHeaders: secretHeaders)
+        options.decodesContent = job.downloadPath == nil
+        options.job = job.id
+        return options
+    }
+
+    private static func requestOptions(for behaviour: Behaviour,
+                                       authenticators: [(options: OAuth2Options, interceptor: AuthenticationInterceptor<OAuth2Authenticator>)],
+                                       secretHeaders: Set<String>) -> RequestOptions {
         var interceptor: (any RequestInterceptor)?
         if case .oauth2(let options)? = behaviour.auth {
             interceptor = authenticators.first { $0.options == options }?.interceptor
         }
         return RequestOptions(timeouts: TransportTimeouts(behaviour.timeout), tls: behaviour.tls, validator: ResponseValidator(behaviour.validate),
                               redirector: Redirector(behaviour.redirect, credentialHeaders: secretHeaders),
-                              retryPolicy: RetryPolicy(behaviour.retry), interceptor: interceptor,
-                              decodesContent: job.downloadPath == nil, job: job.id)
+                              retryPolicy: RetryPolicy(behaviour.retry), interceptor: interceptor)
     }
 
     /// Runs one job to its result; never throws.

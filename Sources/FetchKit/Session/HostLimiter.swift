@@ -1,49 +1,107 @@
+import NIOCore
+
 /// At most `limit` requests in flight to one host (`settings.per_host`); later requests wait in FIFO
 /// order. Waiting is cancellable and does not count against a request's timeouts.
-actor HostLimiter {
+///
+/// A lock, not an actor: taking a free slot, the common case, is a few instructions on the caller's
+/// own thread, with no hop to another executor and back for every request.
+final class HostLimiter: Sendable {
     let limit: Int
-    private var inFlight: [String: Int] = [:]
-    private var waiters: [String: [(id: UInt64, continuation: CheckedContinuation<Void, Error>)]] = [:]
-    private var nextID: UInt64 = 0
+
+    private struct Waiter {
+        var id: UInt64
+        var continuation: CheckedContinuation<Void, Error>
+    }
+
+    private struct State {
+        var inFlight: [String: Int] = [:]
+        var waiters: [String: CircularBuffer<Waiter>] = [:]
+        /// Requests that found no free slot and have been neither granted one nor cancelled; a
+        /// cancellation removes its id, which tells a request not yet queued not to queue.
+        var waiting: Set<UInt64> = []
+        var nextID: UInt64 = 0
+    }
+
+    private let state = LockedBox(State())
 
     init(limit: Int) {
         self.limit = max(1, limit)
     }
 
-    /// Waits for a slot for `host`; throws `CancellationError` when cancelled while waiting.
+    /// Returns once the caller holds a slot for `host`; throws `CancellationError` when cancelled
+    /// while waiting. Every successful `acquire` must be followed by one `release`.
     func acquire(_ host: String) async throws {
-        if inFlight[host, default: 0] < limit {
-            inFlight[host, default: 0] += 1
-            return
+        let limit = self.limit
+        let id = state.withLock { s -> UInt64? in
+            if s.inFlight[host, default: 0] < limit {
+                s.inFlight[host, default: 0] += 1
+                return nil
+            }
+            s.nextID += 1
+            s.waiting.insert(s.nextID)
+            return s.nextID
         }
-        nextID += 1
-        let id = nextID
+        guard let id else { return }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
-                waiters[host, default: []].append((id, continuation))
+                enum Next { case wait, granted, cancelled }
+                let next = state.withLock { s -> Next in
+                    guard s.waiting.contains(id) else { return .cancelled }
+                    // A slot freed since the first look, with nobody queued: take it.
+                    if s.inFlight[host, default: 0] < limit {
+                        s.inFlight[host, default: 0] += 1
+                        s.waiting.remove(id)
+                        return .granted
+                    }
+                    s.waiters[host, default: CircularBuffer()].append(Waiter(id: id, continuation: continuation))
+                    return .wait
+                }
+                switch next {
+                case .wait: break
+                case .granted: continuation.resume()
+                case .cancelled: continuation.resume(throwing: CancellationError())
+                }
             }
         } onCancel: {
-            Task { await self.cancelWaiter(host, id: id) }
+            cancelWaiter(host, id: id)
         }
     }
 
     /// Frees a slot, handing it to the longest waiter if there is one.
     func release(_ host: String) {
-        if var queue = waiters[host], !queue.isEmpty {
-            let next = queue.removeFirst()
-            waiters[host] = queue.isEmpty ? nil : queue
-            next.continuation.resume()
-        } else {
-            inFlight[host, default: 1] -= 1
-            if inFlight[host] == 0 { inFlight[host] = nil }
+        let next = state.withLock { s -> Waiter? in
+            if var queue = s.waiters[host], let next = queue.popFirst() {
+                s.waiters[host] = queue.isEmpty ? nil : queue
+                s.waiting.remove(next.id)
+                return next  // the slot passes to it: in-flight stays the same
+            }
+            s.inFlight[host, default: 1] -= 1
+            if s.inFlight[host] == 0 { s.inFlight[host] = nil }
+            return nil
         }
+        next?.continuation.resume()
+    }
+
+    /// Requests queued for `host` (for tests).
+    func queued(_ host: String) -> Int {
+        state.withLock { $0.waiters[host]?.count ?? 0 }
+    }
+
+    /// Requests holding a slot for `host` (for tests).
+    func inFlight(_ host: String) -> Int {
+        state.withLock { $0.inFlight[host] ?? 0 }
     }
 
     private func cancelWaiter(_ host: String, id: UInt64) {
-        guard var queue = waiters[host], let index = queue.firstIndex(where: { $0.id == id }) else { return }
-        let waiter = queue.remove(at: index)
-        waiters[host] = queue.isEmpty ? nil : queue
-        waiter.continuation.resume(throwing: CancellationError())
+        let waiter = state.withLock { s -> Waiter? in
+            // Not waiting any more: granted a slot already (it will be released as usual).
+            guard s.waiting.remove(id) != nil else { return nil }
+            guard var queue = s.waiters[host], let index = queue.firstIndex(where: { $0.id == id }) else { return nil }
+            let waiter = queue.remove(at: index)
+            s.waiters[host] = queue.isEmpty ? nil : queue
+            return waiter
+        }
+        waiter?.continuation.resume(throwing: CancellationError())
     }
 }
 

@@ -16,9 +16,9 @@ extension Session {
                 // Last before sending, so waiting for a connection slot can't bunch requests up.
                 try await rates.acquire(host)
                 exchange = try await self.exchange(current, hops: hops, state: state, options: options, sink: sink)
-                await hosts.release(host)
+                hosts.release(host)
             } catch {
-                await hosts.release(host)
+                hosts.release(host)
                 throw error
             }
             state.response = exchange.head

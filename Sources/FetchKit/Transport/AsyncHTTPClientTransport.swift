@@ -24,6 +24,9 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         // A refused connection fails the attempt at once (as in curl); FetchKit's RetryPolicy decides
         // whether and when to try again, with its own backoff and budget.
         configuration.connectionPool.retryConnectionEstablishment = false
+        // No distributed tracing: fetchctl bootstraps no tracer, and the default no-op one still
+        // builds a span and its attributes for every request (a tenth of a small request's allocations).
+        configuration.tracing.tracer = nil
         client = HTTPClient(eventLoopGroupProvider: .shared(MultiThreadedEventLoopGroup.singleton), configuration: configuration)
     }
 

@@ -95,6 +95,34 @@ import Testing
         guard case .none = request.body else { Issue.record("GET has no body"); return }
     }
 
+    @Test func urlsBuiltAsStringsStayAsStrictAsURLComponents() throws {
+        func url(_ template: String, _ params: [String: ParameterValue] = [:], query: ParameterValue? = nil) throws -> String {
+            var request = RequestSpec()
+            request.query = query
+            let route = CompiledRoute(adHocName: "t", url: template, method: .get, request: request)
+            return try Router(route: route, params: params).makeRequest().url.absoluteString
+        }
+        #expect(try url("http://127.0.0.1:8080/files/{{n}}.bin", ["n": "7"]) == "http://127.0.0.1:8080/files/7.bin")
+        #expect(try url("http://127.0.0.1/a?x={{v}}", ["v": "1 2"], query: .object([ParameterEntry(key: "y", value: "3")]))
+            == "http://127.0.0.1/a?x=1%202&y=3")
+        // A fragment stays last, after the query.
+        #expect(try url("http://127.0.0.1/a#top", query: .object([ParameterEntry(key: "y", value: "3")])) == "http://127.0.0.1/a?y=3#top")
+        // Characters a URL can't hold are an error, not silently encoded; so is a URL without a host.
+        #expect(throws: RequestBuildError.self) { try url("http://127.0.0.1/a b") }
+        #expect(throws: RequestBuildError.self) { try url("relative/path") }
+    }
+
+    @Test func headerNamesCompareWithoutCase() {
+        var headers = HTTPHeaders([("Content-Type", "text/plain"), ("X-Id", "1")])
+        headers.update(name: "content-TYPE", value: "application/json")
+        #expect(headers.map(\.name) == ["Content-Type", "X-Id"])
+        #expect(headers["CONTENT-type"] == "application/json")
+        #expect(headers["Content-Typf"] == nil)
+        #expect(headers["X-Id-"] == nil)
+        headers.remove(name: "x-id")
+        #expect(headers.count == 1)
+    }
+
     @Test func headersLayerByNameWithDefaultUserAgent() throws {
         let (_, config) = try load()
         let request = try build(config, "api.search", ["q": "x"])

@@ -64,12 +64,15 @@ public struct Template: Sendable, Equatable {
 
     /// Substitutes each placeholder with `value(name)`; a nil value leaves the placeholder text as written.
     public func render(_ value: (String) -> String?) -> String {
-        parts.map { part in
+        var result = ""
+        for part in parts {
             switch part {
-            case .literal(let text): return text
-            case .placeholder(let name): return value(name) ?? "{{\(name)}}"
+            case .literal(let text): result += text
+            case .placeholder(let name):
+                if let text = value(name) { result += text } else { result += "{{" + name + "}}" }
             }
-        }.joined()
+        }
+        return result
     }
 
     /// True when `name` is a valid placeholder name (`param` or `matrix.key`).

@@ -1,0 +1,63 @@
+import Testing
+@testable import FetchKit
+
+/// `per_host`'s limiter on its own: slots, FIFO hand-over and cancellation while waiting.
+@Suite struct HostLimiterTests {
+    /// Waits (yielding, no sleeps) until `count` requests are queued for `host`.
+    private func waitUntilQueued(_ limiter: HostLimiter, _ host: String, _ count: Int) async {
+        while limiter.queued(host) < count { await Task.yield() }
+    }
+
+    @Test func waitersGetFreedSlotsInArrivalOrder() async throws {
+        let limiter = HostLimiter(limit: 1)
+        try await limiter.acquire("a")
+        let order = LockedBox<[Int]>([])
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for n in 1...3 {
+                group.addTask {
+                    try await limiter.acquire("a")
+                    order.withLock { $0.append(n) }
+                    limiter.release("a")
+                }
+                await waitUntilQueued(limiter, "a", n)
+            }
+            // Another host is not held up by "a".
+            try await limiter.acquire("b")
+            limiter.release("b")
+            #expect(order.withLock { $0 }.isEmpty)
+            limiter.release("a")
+            try await group.waitForAll()
+        }
+        #expect(order.withLock { $0 } == [1, 2, 3])
+        #expect(limiter.inFlight("a") == 0)
+    }
+
+    @Test func aCancelledWaiterThrowsAndNeverTakesASlot() async throws {
+        let limiter = HostLimiter(limit: 2)
+        try await limiter.acquire("h")
+        try await limiter.acquire("h")
+        let waiter = Task { try await limiter.acquire("h") }
+        await waitUntilQueued(limiter, "h", 1)
+        waiter.cancel()
+        await #expect(throws: CancellationError.self) { try await waiter.value }
+        #expect(limiter.queued("h") == 0)
+        limiter.release("h")
+        limiter.release("h")
+        #expect(limiter.inFlight("h") == 0)
+    }
+
+    @Test func aTaskCancelledBeforeItWaitsThrowsAtOnce() async throws {
+        let limiter = HostLimiter(limit: 1)
+        try await limiter.acquire("h")
+        let waiter = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            try await limiter.acquire("h")
+        }
+        await #expect(throws: CancellationError.self) { try await waiter.value }
+        #expect(limiter.queued("h") == 0)
+        #expect(limiter.inFlight("h") == 1)
+        // A free slot is taken even by a cancelled task: waiting is what cancellation interrupts.
+        limiter.release("h")
+        #expect(limiter.inFlight("h") == 0)
+    }
+}
