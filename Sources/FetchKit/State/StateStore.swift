@@ -98,12 +98,20 @@ public final class StateStore: Sendable {
     }
 
     private static func insert(_ result: JobResult, runID: String, at date: Date, into db: Database) throws {
+        try insert(result, runID: runID, at: date, with: insertStatement(db))
+    }
+
+    private static func insertStatement(_ db: Database) throws -> Statement {
         try db.cachedStatement(sql: """
             INSERT INTO job_results (run_id, job, outcome, status, bytes, attempts, error, message, duration_ms, finished_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """).execute(arguments: [runID, result.job, result.outcome.rawValue, result.status, result.bytes, result.attempts,
-                             result.error?.code.rawValue, result.error?.message ?? result.reason,
-                             result.duration.milliseconds, date.timeIntervalSince1970])
+            """)
+    }
+
+    private static func insert(_ result: JobResult, runID: String, at date: Date, with statement: Statement) throws {
+        try statement.execute(arguments: [runID, result.job, result.outcome.rawValue, result.status, result.bytes, result.attempts,
+                                          result.error?.code.rawValue, result.error?.message ?? result.reason,
+                                          result.duration.milliseconds, date.timeIntervalSince1970])
     }
 
     /// Records a job's result without waiting; `flush` waits for it. Results are gathered for up to
@@ -130,7 +138,9 @@ public final class StateStore: Sendable {
             }
             return queue.results
         }
-        for queued in batch { try Self.insert(queued.result, runID: queued.runID, at: queued.date, into: db) }
+        guard !batch.isEmpty else { return }
+        let statement = try Self.insertStatement(db)
+        for queued in batch { try Self.insert(queued.result, runID: queued.runID, at: queued.date, with: statement) }
     }
 
     private struct QueuedResult: Sendable {
