@@ -38,8 +38,17 @@ def ms(seconds):
 with open(os.path.join(results, "machine.tsv")) as f:
     machine = dict(row for row in csv.reader(f, delimiter="\t") if len(row) == 2)
 
-print("Wall time, median of {} runs after a warm-up (hyperfine); in brackets, the ratio to curl."
-      .format(machine.get("runs", "?")))
+def run_count(name):
+    with open(os.path.join(results, f"{name}.json")) as f:
+        return len(json.load(f)["results"][0]["times"])
+
+
+counts = {name: run_count(name) for name, _, _ in SCENARIOS if os.path.exists(os.path.join(results, f"{name}.json"))}
+others = sorted({n for name, n in counts.items() if name != "one-file"})
+text = " or ".join(map(str, others)) if others else machine.get("runs", "?")
+if "one-file" in counts and counts["one-file"] not in others:
+    text += f" ({counts['one-file']} for the 1 GiB download)" if others else str(counts["one-file"])
+print(f"Wall time, median of {text} runs after a warm-up (hyperfine); in brackets, the ratio to curl.")
 print()
 print("| scenario | " + " | ".join(TOOLS) + " | fetchctl ÷ curl | target | AsyncHTTPClient alone |")
 print("|---|" + "---:|" * len(TOOLS) + "---:|---|---:|")
