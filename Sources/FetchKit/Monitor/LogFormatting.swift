@@ -8,21 +8,11 @@ public enum LogFormatting {
     /// RFC 3339 in UTC with milliseconds: `2026-11-21T12:00:00.123Z`.
     public static func timestamp(_ date: Date = Date()) -> String {
         let interval = date.timeIntervalSince1970
-        var seconds = time_t(interval.rounded(.down))
-        let millis = Int((interval - Double(seconds)) * 1000)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        var out = ""
-        out.reserveCapacity(24)
-        out += pad(Int(parts.tm_year) + 1900, 4) + "-" + pad(Int(parts.tm_mon) + 1, 2) + "-" + pad(Int(parts.tm_mday), 2)
-        out += "T" + pad(Int(parts.tm_hour), 2) + ":" + pad(Int(parts.tm_min), 2) + ":" + pad(Int(parts.tm_sec), 2)
-        out += "." + pad(min(999, max(0, millis)), 3) + "Z"
-        return out
-    }
-
-    private static func pad(_ value: Int, _ width: Int) -> String {
-        let digits = String(value)
-        return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+        let seconds = interval.rounded(.down)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24)
+        LogLine.appendTimestamp(seconds: Int(seconds), millis: Int((interval - seconds) * 1000), to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// `512 B`, `12.3 KiB`, `3.1 MiB`, `1.0 GiB`.

@@ -20,21 +20,24 @@ public final class TextLogMonitor: EventMonitor {
     }
 
     public func jobDidFinish(_ result: JobResult) {
-        var fields: [(String, String)] = [("job", result.job), ("outcome", result.outcome.rawValue)]
-        fields.reserveCapacity(6)
-        if let status = result.status { fields.append(("status", String(status))) }
+        let level = result.outcome == .failed ? "error" : "info"
+        if quiet && level == "info" { return }
+        var line = LogLine(level: level, event: "job.finished")
+        line.field("job", result.job)
+        line.field("outcome", result.outcome.rawValue)
+        if let status = result.status { line.field("status", status) }
         if let error = result.error {
-            fields.append(("error", error.code.rawValue))
-            fields.append(("message", redactor.redact(error.message)))
-            if let url = error.url { fields.append(("url", redactor.redact(url))) }
+            line.field("error", error.code.rawValue)
+            line.field("message", redactor.redact(error.message))
+            if let url = error.url { line.field("url", redactor.redact(url)) }
         }
         if result.outcome == .succeeded {
-            fields.append(("bytes", String(result.bytes)))
-            fields.append(("duration_ms", String(result.duration.milliseconds)))
+            line.field("bytes", result.bytes)
+            line.field("duration_ms", result.duration.milliseconds)
         }
-        if result.attempts > 1 { fields.append(("attempts", "\(result.attempts)")) }
-        if let reason = result.reason { fields.append(("reason", reason)) }
-        line(result.outcome == .failed ? "error" : "info", "job.finished", fields)
+        if result.attempts > 1 { line.field("attempts", result.attempts) }
+        if let reason = result.reason { line.field("reason", reason) }
+        output(line.text)
     }
 
     public func request(_ request: RequestInfo, didFailWithError error: FetchError) {
@@ -70,27 +73,8 @@ public final class TextLogMonitor: EventMonitor {
 
     private func line(_ level: String, _ event: String, _ fields: [(String, String)]) {
         if quiet && level == "info" { return }
-        var text = LogFormatting.timestamp()
-        text.reserveCapacity(160)
-        text += " "
-        text += level
-        for _ in level.utf8.count..<max(5, level.utf8.count) { text += " " }
-        text += " "
-        text += event
-        for (key, value) in fields {
-            text += " "
-            text += key
-            text += "="
-            text += Self.quoteIfNeeded(value)
-        }
-        text += "\n"
-        output(text)
-    }
-
-    /// logfmt quoting: values with spaces, quotes or `=` are double-quoted.
-    static func quoteIfNeeded(_ value: String) -> String {
-        guard value.isEmpty || value.utf8.contains(where: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: "\n") })
-        else { return value }
-        return JSONText.quote(value, escapeSlash: false)
+        var line = LogLine(level: level, event: event)
+        for (key, value) in fields { line.field(key, value) }
+        output(line.text)
     }
 }

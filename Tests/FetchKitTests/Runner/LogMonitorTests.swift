@@ -102,8 +102,41 @@ import Testing
         try await server.shutdown()
     }
 
-    @Test func timestampsAreRFC3339UTCWithMilliseconds() {
+    @Test func timestampsAreRFC3339UTCWithMilliseconds() throws {
         #expect(LogFormatting.timestamp(Date(timeIntervalSince1970: 1_795_262_400.042)) == "2026-11-21T12:00:00.042Z")
         #expect(LogFormatting.timestamp(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00.000Z")
+        // Dates are computed without gmtime_r: compare with it across leap days, centuries and 2038.
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd'T'HH:mm:ss.SSS'Z'"
+        var seconds = -2_208_988_800  // 1900-01-01
+        while seconds < 7_258_118_400 {  // 2200-01-01
+            let date = Date(timeIntervalSince1970: TimeInterval(seconds))
+            #expect(LogFormatting.timestamp(date) == formatter.string(from: date))
+            seconds += 86_400 * 13 + 3_607  // every 13 days and an hour, so times of day vary too
+        }
+        for leap in ["2000-02-29", "2024-02-29", "2100-03-01", "1904-02-29"] {
+            let date = try #require(formatter.date(from: leap + "T23:59:59.500Z"))
+            #expect(LogFormatting.timestamp(date) == leap + "T23:59:59.500Z")
+        }
+    }
+
+    /// The text log's logfmt: plain values bare, values a reader would split (space, quote, `=`,
+    /// control characters, empty) double-quoted with JSON escapes; UTF-8 kept as it is.
+    @Test func textLogLinesQuoteWhatLogfmtReadersWouldSplit() {
+        var line = LogLine(level: "warn", event: "job.finished", time: timespec(tv_sec: 1_795_262_400, tv_nsec: 7_000_000))
+        line.field("job", "f[n=1]")
+        line.field("plain", "a/b.json")
+        line.field("message", "say \"hi\"\tnow\n")
+        line.field("empty", "")
+        line.field("bell", "\u{07}")
+        line.field("name", "café")
+        line.field("bytes", Int64(16_384))
+        line.field("delta", -42)
+        line.field("zero", 0)
+        #expect(line.text == "2026-11-21T12:00:00.007Z warn  job.finished job=\"f[n=1]\" plain=a/b.json "
+            + "message=\"say \\\"hi\\\"\\tnow\\n\" empty=\"\" bell=\"\\u0007\" name=café bytes=16384 delta=-42 zero=0\n")
+        #expect(LogLine(level: "error", event: "e", time: timespec(tv_sec: 0, tv_nsec: 999_999_999)).text == "1970-01-01T00:00:00.999Z error e\n")
     }
 }
