@@ -1,6 +1,6 @@
 import Foundation
 
-/// Runs a plan's jobs: a sliding window of `concurrency` jobs in a task group, each job started once
+/// Runs a plan's jobs: `concurrency` workers take jobs in plan order, each job started once
 /// every job it `needs` has succeeded (skipped when one did not), with `fail_fast` and `--max-time`
 /// stopping the run early (jobs not started are skipped, those running are cancelled). Requests go
 /// through one `Session` for the whole run, which applies `per_host` and `rate_limits`.
@@ -69,31 +69,20 @@ public final class Runner: Sendable {
     }
 
     private enum Event: Sendable {
-        case finished(JobResult)
+        /// A worker found nothing more to start.
+        case workerDone
+        /// A job failed under fail_fast: cancel the running ones.
+        case failFast
         case deadline
     }
 
-    /// The sliding window: starts ready jobs up to `concurrency`, records results as they come.
+    /// `concurrency` workers, each taking the next ready job from a `JobQueue` and running it, so a
+    /// job costs no task of its own and no trip through this task. fail_fast and `--max-time`
+    /// cancel the workers, which cancels their running jobs; jobs not started are skipped.
     private func schedule(_ jobs: JobContext) async -> ([String: JobResult], RunSummary.Stop?) {
-        var results: [String: JobResult] = [:]
-        let jobsInPlan = plan.jobs
-        // Indices into the plan, in order. A started or skipped job's slot becomes `taken` and `head`
-        // moves past taken slots, so starting jobs in order costs O(1) each, not a shift of the array.
-        let taken = -1
-        var pending = Array(jobsInPlan.indices)
-        var head = 0
-        var pendingCount = pending.count
-        var running = 0
-        var stop: RunSummary.Stop?
-        let failFast = options.failFast || settings.failFast
-        let limit = concurrency
         let monitor = self.monitor
-
-        func record(_ result: JobResult) {
-            results[result.job] = result
-            if result.outcome == .skipped { monitor.jobDidFinish(result) }
-        }
-
+        let queue = JobQueue(jobs: plan.jobs, failFast: options.failFast || settings.failFast) { monitor.jobDidFinish($0) }
+        let workers = min(concurrency, plan.jobs.count)
         await withTaskGroup(of: Event.self) { group in
             if let maxTime = options.maxTime {
                 group.addTask {
@@ -101,62 +90,30 @@ public final class Runner: Sendable {
                     return .deadline
                 }
             }
-            func startReady() {
-                var index = head
-                while stop == nil, !Task.isCancelled, running < limit, index < pending.count {
-                    guard pending[index] != taken else {
-                        index += 1
-                        continue
+            for _ in 0..<workers {
+                group.addTask {
+                    while let job = await queue.next() {
+                        if queue.finish(await jobs.execute(job)) { return .failFast }
                     }
-                    let job = jobsInPlan[pending[index]]
-                    let needs = job.needs.map { results[$0] }
-                    if needs.contains(where: { $0 == nil }) {
-                        index += 1
-                        continue
-                    }
-                    pending[index] = taken
-                    pendingCount -= 1
-                    while head < pending.count, pending[head] == taken { head += 1 }
-                    if let blocker = needs.compactMap({ $0 }).first(where: { !$0.isSuccess }) {
-                        record(JobResult(job: job.id, outcome: .skipped, reason: "needs \(blocker.job), which \(blocker.outcome == .skipped ? "was skipped" : "failed")"))
-                        index = head  // a skip may settle other jobs' needs
-                        continue
-                    }
-                    running += 1
-                    group.addTask { .finished(await jobs.execute(job)) }
+                    return .workerDone
                 }
             }
-            startReady()
-            while running > 0 || (stop == nil && pendingCount > 0 && !Task.isCancelled) {
-                guard let event = await group.next() else { break }
+            var working = workers
+            while working > 0, let event = await group.next() {
                 switch event {
-                case .finished(let result):
-                    running -= 1
-                    record(result)
-                    if result.outcome == .failed, failFast, stop == nil {
-                        stop = .failFast
-                        group.cancelAll()
-                    }
+                case .workerDone:
+                    working -= 1
+                case .failFast:
+                    working -= 1
+                    group.cancelAll()
                 case .deadline:
-                    if stop == nil, running > 0 || pendingCount > 0 {
-                        stop = .maxTime
-                        group.cancelAll()
-                    }
+                    if queue.stop(.maxTime) { group.cancelAll() }
                 }
-                if Task.isCancelled, stop == nil { stop = .interrupted }
-                startReady()
             }
-            if Task.isCancelled, stop == nil, pendingCount > 0 { stop = .interrupted }
-            group.cancelAll()
+            group.cancelAll()  // the --max-time timer, once every worker is done
         }
-        let reason: String
-        switch stop {
-        case .failFast?: reason = "not started: fail_fast stopped the run"
-        case .maxTime?: reason = "not started: the run reached --max-time"
-        case .interrupted?: reason = "not started: the run was interrupted"
-        case nil: reason = "not started"
-        }
-        for index in pending where index != taken { record(JobResult(job: jobsInPlan[index].id, outcome: .skipped, reason: reason)) }
+        let (results, notStarted, stop) = queue.finalResults(cancelled: Task.isCancelled)
+        for result in notStarted { monitor.jobDidFinish(result) }
         return (results, stop)
     }
 

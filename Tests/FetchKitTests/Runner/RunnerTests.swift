@@ -77,6 +77,28 @@ import Testing
         try await server.shutdown()
     }
 
+    /// Workers with nothing ready wait for the job that blocks the rest, then share the work out
+    /// without going over `concurrency`.
+    @Test func jobsWaitingOnANeedStartWhenItFinishes() async throws {
+        let server = try await TestServer.start()
+        let values = (0..<12).map(String.init).joined(separator: ", ")
+        let (summary, _) = try await run(server, """
+            settings: {concurrency: 3, per_host: 8}
+            jobs:
+              - {id: first, url: "${BASE}/delay/100?job=first"}
+              - id: after
+                url: "${BASE}/delay/20?n={{matrix.n}}"
+                matrix: {n: [\(values)]}
+                needs: [first]
+            """)
+        #expect(summary.exitStatus == .success)
+        #expect(summary.count(.succeeded) == 13)
+        #expect(server.state.requests.first?.uri == "/delay/100?job=first")
+        #expect(server.state.requests.count == 13)
+        #expect(server.state.peakRequestsInFlight == 3)
+        try await server.shutdown()
+    }
+
     @Test func selectionPullsInWhatAJobNeeds() throws {
         let fixture = try ConfigFixture(["jobs.yaml": """
             version: 1
