@@ -9,7 +9,7 @@ public final class StateStore: Sendable {
     public let directory: String
     let pool: DatabasePool
     /// Job results waiting for the writer (see `recordJobLater`).
-    private let queuedResults = LockedBox<(results: [QueuedResult], scheduled: Bool)>(([], false))
+    private let queuedResults = LockedBox<(results: [JobResultRows.Row], scheduled: Bool)>(([], false))
 
     /// Opens (creating if needed) the store in `directory` and brings its schema up to date.
     public init(directory: String) throws {
@@ -94,24 +94,7 @@ public final class StateStore: Sendable {
     }
 
     public func recordJob(runID: String, _ result: JobResult, at date: Date = Date()) throws {
-        try write { db in try Self.insert(result, runID: runID, at: date, into: db) }
-    }
-
-    private static func insert(_ result: JobResult, runID: String, at date: Date, into db: Database) throws {
-        try insert(result, runID: runID, at: date, with: insertStatement(db))
-    }
-
-    private static func insertStatement(_ db: Database) throws -> Statement {
-        try db.cachedStatement(sql: """
-            INSERT INTO job_results (run_id, job, outcome, status, bytes, attempts, error, message, duration_ms, finished_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """)
-    }
-
-    private static func insert(_ result: JobResult, runID: String, at date: Date, with statement: Statement) throws {
-        try statement.execute(arguments: [runID, result.job, result.outcome.rawValue, result.status, result.bytes, result.attempts,
-                                          result.error?.code.rawValue, result.error?.message ?? result.reason,
-                                          result.duration.milliseconds, date.timeIntervalSince1970])
+        try write { db in try JobResultRows.insert([JobResultRows.Row(runID: runID, result: result, date: date)], into: db) }
     }
 
     /// Records a job's result without waiting; `flush` waits for it. Results are gathered for up to
@@ -119,7 +102,7 @@ public final class StateStore: Sendable {
     /// each. A `kill -9` loses at most the last 50 ms of results; the store stays consistent.
     public func recordJobLater(runID: String, _ result: JobResult, at date: Date = Date()) {
         let schedule = queuedResults.withLock { queue -> Bool in
-            queue.results.append(QueuedResult(runID: runID, result: result, date: date))
+            queue.results.append(JobResultRows.Row(runID: runID, result: result, date: date))
             defer { queue.scheduled = true }
             return !queue.scheduled
         }
@@ -131,7 +114,7 @@ public final class StateStore: Sendable {
 
     /// Inserts every queued result (in the caller's transaction).
     private func insertQueuedResults(_ db: Database) throws {
-        let batch = queuedResults.withLock { queue -> [QueuedResult] in
+        let batch = queuedResults.withLock { queue -> [JobResultRows.Row] in
             defer {
                 queue.results.removeAll(keepingCapacity: true)
                 queue.scheduled = false
@@ -139,14 +122,7 @@ public final class StateStore: Sendable {
             return queue.results
         }
         guard !batch.isEmpty else { return }
-        let statement = try Self.insertStatement(db)
-        for queued in batch { try Self.insert(queued.result, runID: queued.runID, at: queued.date, with: statement) }
-    }
-
-    private struct QueuedResult: Sendable {
-        var runID: String
-        var result: JobResult
-        var date: Date
+        try JobResultRows.insert(batch, into: db)
     }
 
     /// Waits until every write queued so far is committed.

@@ -282,6 +282,41 @@ import Testing
         #expect(Set(jobs.map(\.job)) == Set((0..<500).map { "job-\($0)" }))
     }
 
+    /// Results are inserted 64 rows per statement: every column of every row survives the chunking
+    /// (two full statements and a tail), NULLs and text with quotes, newlines and UTF-8 included.
+    @Test func everyColumnOfBatchedResultsIsStored() throws {
+        let fixture = try ConfigFixture([:])
+        let store = try StateStore(directory: fixture.path("state"))
+        try store.beginRun(id: "r1", jobsFile: "jobs.yaml", jobs: 150)
+        let finished = Date(timeIntervalSince1970: 1_795_262_400.25)
+        func result(_ n: Int) -> JobResult {
+            switch n % 3 {
+            case 0: return JobResult(job: "ok-\(n)", outcome: .succeeded, status: 200, bytes: Int64(n) << 33, attempts: 1 + n % 4,
+                                     duration: .milliseconds(n))
+            case 1: return JobResult(job: "bad-\(n)", outcome: .failed, status: 503, attempts: 3,
+                                     error: FetchError(.status, "it's \"down\"\nagain café #\(n)"), duration: .milliseconds(7))
+            default: return JobResult(job: "skip-\(n)", outcome: .skipped, reason: "needs ok-\(n - 2), which failed")
+            }
+        }
+        for n in 0..<150 { store.recordJobLater(runID: "r1", result(n), at: finished) }
+        try store.flush()
+        let rows = Dictionary(uniqueKeysWithValues: try store.lastResults().map { ($0.job, $0) })
+        #expect(rows.count == 150)
+        for n in 0..<150 {
+            let expected = result(n)
+            let row = try #require(rows[expected.job])
+            #expect(row.runID == "r1")
+            #expect(row.outcome == expected.outcome.rawValue)
+            #expect(row.status == expected.status)
+            #expect(row.bytes == expected.bytes)
+            #expect(row.attempts == expected.attempts)
+            #expect(row.error == expected.error?.code.rawValue)
+            #expect(row.message == expected.error?.message ?? expected.reason)
+            #expect(row.durationMilliseconds == expected.duration.milliseconds)
+            #expect(row.finishedAt == finished)
+        }
+    }
+
     @Test func aSecondLockOnTheSameDirectoryIsRefusedWithThePID() throws {
         let fixture = try ConfigFixture([:])
         let first = try RunLock(directory: fixture.path("state"))
