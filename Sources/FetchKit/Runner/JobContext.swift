@@ -63,30 +63,34 @@ final class JobContext: Sendable {
     func execute(_ job: ExpandedJob) async -> JobResult {
         let started = ContinuousClock.now
         monitor.jobDidStart(job.id)
-        let sink: any ResponseSink
-        let path = job.downloadPath ?? job.savePath
+        // Each sink type gets its own call, so the session's generic pipeline is specialized for it
+        // instead of going through an existential's witness tables on every step.
+        let result: JobResult
         if let download = job.downloadPath {
             // A route's `download: {resumable: false}` turns off Range requests for servers that mishandle them.
             let resumable = resumes && job.route.download?.resumable != false
-            sink = DownloadSink(destination: download, job: job.id, checksum: job.spec.checksum, store: store, resumes: resumable,
-                                monitor: monitor, redactor: redactor)
+            let sink = DownloadSink(destination: download, job: job.id, checksum: job.spec.checksum, store: store, resumes: resumable,
+                                    monitor: monitor, redactor: redactor)
+            result = await execute(job, sink: sink, path: download, started: started) { sink.isUpToDate }
         } else if let save = job.savePath {
-            sink = FileSink.save(to: save)
+            result = await execute(job, sink: FileSink.save(to: save), path: save, started: started)
         } else {
-            sink = DiscardSink()
-        }
-        let result: JobResult
-        do {
-            let response = try await session.execute(job.router, options: requestOptions(for: job), sink: sink)
-            let upToDate = (sink as? DownloadSink)?.isUpToDate == true
-            result = JobResult(job: job.id, outcome: upToDate ? .upToDate : .succeeded, status: response.status, bytes: response.bytes,
-                               attempts: response.attempts, duration: .now - started, path: path)
-        } catch {
-            let failure = error as? FetchError ?? FetchError(.io, redactor.redact("\(error)"))
-            result = JobResult(job: job.id, outcome: .failed, status: failure.status, attempts: failure.attempts ?? 1,
-                               error: failure, duration: .now - started)
+            result = await execute(job, sink: DiscardSink(), path: nil, started: started)
         }
         monitor.jobDidFinish(result)
         return result
+    }
+
+    private func execute<Sink: ResponseSink>(_ job: ExpandedJob, sink: Sink, path: String?, started: ContinuousClock.Instant,
+                                             isUpToDate: () -> Bool = { false }) async -> JobResult {
+        do {
+            let response = try await session.execute(job.router, options: requestOptions(for: job), sink: sink)
+            return JobResult(job: job.id, outcome: isUpToDate() ? .upToDate : .succeeded, status: response.status, bytes: response.bytes,
+                             attempts: response.attempts, duration: .now - started, path: path)
+        } catch {
+            let failure = error as? FetchError ?? FetchError(.io, redactor.redact("\(error)"))
+            return JobResult(job: job.id, outcome: .failed, status: failure.status, attempts: failure.attempts ?? 1,
+                             error: failure, duration: .now - started)
+        }
     }
 }

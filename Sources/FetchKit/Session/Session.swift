@@ -75,15 +75,17 @@ public final class Session: Sendable {
         }
         let id = lastID.withLock { $0 += 1; return $0 }
         var state = RequestState(id: id, job: options.job, initialRequest: initial)
-        let chain = Interceptor(adapters: [interceptor, options.interceptor].compactMap { $0 },
-                                retriers: [interceptor, options.interceptor].compactMap { $0 as (any RequestRetrier)? }
-                                    + [options.retryPolicy].compactMap { $0 })
+        // Built without allocating when there are no interceptors (most jobs); retriers only on failure.
+        var interceptors: [any RequestInterceptor] = []
+        if let interceptor { interceptors.append(interceptor) }
+        if let own = options.interceptor { interceptors.append(own) }
         eventMonitor.requestDidCreate(info(state, url: initial.url))
         while true {
             var failure: FetchError
             do {
                 try Task.checkCancellation()
-                var adapted = try await chain.adapt(initial, for: state)
+                var adapted = initial
+                for adapter in interceptors { adapted = try await adapter.adapt(adapted, for: state) }
                 if adapted.headers["User-Agent"] == nil { adapted.headers.update(name: "User-Agent", value: Router.defaultUserAgent) }
                 if options.decodesContent, adapted.headers["Accept-Encoding"] == nil {
                     adapted.headers.update(name: "Accept-Encoding", value: "gzip, deflate")
@@ -106,6 +108,7 @@ public final class Session: Sendable {
             }
             eventMonitor.request(info(state, url: url), didFailWithError: failure)
             let delay: Duration
+            let chain = Interceptor(adapters: [], retriers: interceptors + [options.retryPolicy].compactMap { $0 })
             switch await chain.retry(state, dueTo: failure) {
             case .retry: delay = .zero
             case .retryWithDelay(let wait): delay = max(.zero, wait)
