@@ -28,11 +28,19 @@ public final class FileSink: ResponseSink {
         // Split on the last "/" by bytes: a scan of Characters costs more than the rest of the save.
         let utf8 = destination.utf8
         let slash = utf8.lastIndex(of: UInt8(ascii: "/"))
-        let directory = slash.map { Substring(utf8[...$0]) } ?? ""
-        let name = slash.map { Substring(utf8[utf8.index(after: $0)...]) } ?? Substring(destination)
+        let nameStart = slash.map { utf8.index(after: $0) } ?? utf8.startIndex
         // Unique per process (pid) and per sink (a counter), with no system call for randomness.
         let serial = Self.counter.withLock { $0 += 1; return $0 }
-        let temporary = directory + "." + name + ".fetchctl-" + Self.processTag + String(serial) + ".tmp"
+        // `<dir>/.<name>.fetchctl-<pid>-<serial>.tmp`, appended into one buffer.
+        var temporary = ""
+        temporary.reserveCapacity(utf8.count + 40)
+        temporary += Substring(utf8[..<nameStart])
+        temporary += "."
+        temporary += Substring(utf8[nameStart...])
+        temporary += ".fetchctl-"
+        temporary += Self.processTag
+        temporary += String(serial)
+        temporary += ".tmp"
         return FileSink(destination: destination, temporaryPath: temporary, durable: false)
     }
 

@@ -60,7 +60,7 @@ final class JobQueue: @unchecked Sendable {
     /// Records a finished job's result. Returns true when the run must stop now (fail_fast), so
     /// the caller can cancel the jobs still running.
     func finish(_ result: JobResult) -> Bool {
-        let (stopsRun, woken) = withLock { () -> (Bool, CircularBuffer<Waiter>) in
+        let (stopsRun, woken) = withLock { () -> (Bool, CircularBuffer<Waiter>?) in
             running -= 1
             results[result.job] = result
             var stopsRun = false
@@ -71,18 +71,18 @@ final class JobQueue: @unchecked Sendable {
             if Task.isCancelled, stop == nil { stop = .interrupted }
             return (stopsRun, takeWaiters())
         }
-        for waiter in woken { waiter.continuation.resume() }
+        if let woken { for waiter in woken { waiter.continuation.resume() } }
         return stopsRun
     }
 
     /// Stops the run for `reason` unless it already stopped or has nothing left; true when it did.
     func stop(_ reason: RunSummary.Stop) -> Bool {
-        let (stopped, woken) = withLock { () -> (Bool, CircularBuffer<Waiter>) in
-            guard stop == nil, running > 0 || pendingCount > 0 else { return (false, []) }
+        let (stopped, woken) = withLock { () -> (Bool, CircularBuffer<Waiter>?) in
+            guard stop == nil, running > 0 || pendingCount > 0 else { return (false, nil) }
             stop = reason
             return (true, takeWaiters())
         }
-        for waiter in woken { waiter.continuation.resume() }
+        if let woken { for waiter in woken { waiter.continuation.resume() } }
         return stopped
     }
 
@@ -182,12 +182,12 @@ final class JobQueue: @unchecked Sendable {
     }
 
     private func wakeAll() {
-        for waiter in withLock({ takeWaiters() }) { waiter.continuation.resume() }
+        if let woken = withLock({ takeWaiters() }) { for waiter in woken { waiter.continuation.resume() } }
     }
 
-    /// Empties the waiters (under the lock); free when there are none, as with most runs.
-    private func takeWaiters() -> CircularBuffer<Waiter> {
-        guard !waiters.isEmpty else { return [] }
+    /// Empties the waiters (under the lock); nil, with nothing allocated, when there are none (most runs).
+    private func takeWaiters() -> CircularBuffer<Waiter>? {
+        guard !waiters.isEmpty else { return nil }
         defer { waiters.removeAll() }
         return waiters
     }

@@ -99,6 +99,18 @@ import Testing
         try await server.shutdown()
     }
 
+    /// A save's temporary file is hidden beside its destination and unique per process and sink.
+    @Test func saveTemporaryNamesAreHiddenBesideTheDestination() {
+        let pid = getpid()
+        let nested = FileSink.save(to: "out/a/b.bin").temporaryPath
+        #expect(nested.hasPrefix("out/a/.b.bin.fetchctl-\(pid)-") && nested.hasSuffix(".tmp"))
+        let bare = FileSink.save(to: "b.bin").temporaryPath
+        #expect(bare.hasPrefix(".b.bin.fetchctl-\(pid)-") && bare.hasSuffix(".tmp"))
+        let unicode = FileSink.save(to: "/tmp/données/café.json").temporaryPath
+        #expect(unicode.hasPrefix("/tmp/données/.café.json.fetchctl-\(pid)-"))
+        #expect(Set((0..<100).map { _ in FileSink.save(to: "out/x").temporaryPath }).count == 100)
+    }
+
     @Test func selectionPullsInWhatAJobNeeds() throws {
         let fixture = try ConfigFixture(["jobs.yaml": """
             version: 1
