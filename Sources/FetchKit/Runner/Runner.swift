@@ -74,6 +74,7 @@ public final class Runner: Sendable {
         /// A job failed under fail_fast: cancel the running ones.
         case failFast
         case deadline
+        case timerCancelled
     }
 
     /// `concurrency` workers, each taking the next ready job from a `JobQueue` and running it, so a
@@ -86,7 +87,8 @@ public final class Runner: Sendable {
         await withTaskGroup(of: Event.self) { group in
             if let maxTime = options.maxTime {
                 group.addTask {
-                    do { try await Task.sleep(for: maxTime) } catch { return .deadline }
+                    // Cancelled (the run was interrupted, or every worker is done): not a deadline.
+                    do { try await Task.sleep(for: maxTime) } catch { return .timerCancelled }
                     return .deadline
                 }
             }
@@ -108,6 +110,8 @@ public final class Runner: Sendable {
                     group.cancelAll()
                 case .deadline:
                     if queue.stop(.maxTime) { group.cancelAll() }
+                case .timerCancelled:
+                    break
                 }
             }
             group.cancelAll()  // the --max-time timer, once every worker is done

@@ -183,7 +183,8 @@ import Testing
         try await server.shutdown()
     }
 
-    @Test func cancellingTheRunInterruptsIt() async throws {
+    @Test(arguments: [nil, Duration.seconds(60)])
+    func cancellingTheRunInterruptsIt(maxTime: Duration?) async throws {
         let server = try await TestServer.start()
         let fixture = try ConfigFixture(["jobs.yaml": """
             version: 1
@@ -194,7 +195,8 @@ import Testing
               - {id: c, url: "${BASE}/echo", save: c.json}
             """])
         let config = fixture.load("jobs.yaml", environment: ["BASE": server.baseURL], mode: .run)
-        let runner = Runner(config: config, plan: try RunPlan(config: config))
+        // With --max-time set, the interrupted run must still say interrupted, not max-time.
+        let runner = Runner(config: config, plan: try RunPlan(config: config), options: Runner.Options(maxTime: maxTime))
         let task = Task { await runner.run() }
         while server.state.requests.count < 2 { try await Task.sleep(for: .milliseconds(5)) }
         task.cancel()
