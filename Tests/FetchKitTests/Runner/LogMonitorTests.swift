@@ -122,6 +122,17 @@ import Testing
         }
     }
 
+    /// JSON string literals (the JSON log, JSON bodies, diagnostics) are the bytes `JSONEncoder`
+    /// writes for the same string: quotes, backslashes, slashes, control characters, UTF-8.
+    @Test func jsonStringsMatchJSONEncoder() throws {
+        let samples = ["plain", "say \"hi\" \\ back/slash", "tab\tnew\nline\rret", "\u{08}\u{0C}\u{01}\u{1F}\u{7F}", "café 😀 ∑", ""]
+        for sample in samples {
+            let encoded = String(decoding: try JSONEncoder().encode(sample), as: UTF8.self)
+            #expect(JSONText.quote(sample) == encoded, "\(sample.debugDescription)")
+        }
+        #expect(JSONText.quote("a/b", escapeSlash: false) == "\"a/b\"")
+    }
+
     /// The text log's logfmt: plain values bare, values a reader would split (space, quote, `=`,
     /// control characters, empty) double-quoted with JSON escapes; UTF-8 kept as it is.
     @Test func textLogLinesQuoteWhatLogfmtReadersWouldSplit() {
