@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Timestamps, sizes and rates as fetchctl prints them.
 public enum LogFormatting {
