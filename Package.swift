@@ -23,14 +23,18 @@ let package = Package(
     targets: [
         // zlib, for gzip/deflate response bodies (the system library SwiftNIO's compression also links).
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // The Swift runtime's global-executor hook, by address (FetchKit's EventLoopExecutor).
+        .target(name: "CExecutorHook"),
         .target(
             name: "FetchKit",
             dependencies: [
                 "CZlib",
+                "CExecutorHook",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "GRDB", package: "GRDB.swift"),

@@ -1,7 +1,6 @@
 import ArgumentParser
 import FetchKit
 
-@main
 struct Fetchctl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fetchctl",

@@ -1,0 +1,53 @@
+import CExecutorHook
+import NIOCore
+import NIOPosix
+
+/// Runs Swift tasks on the HTTP client's event loops instead of the runtime's global thread pool.
+///
+/// AsyncHTTPClient delivers every response on one of SwiftNIO's event loops. With the default global
+/// executor each delivery wakes a task on another thread, and on a two-core machine those threads and
+/// the event loops take turns on the same cores. Installed, a task resumed by a response keeps running
+/// on the loop that delivered it, and `.indifferent` requests then prefer a connection on that loop, so
+/// a job's request, body and file writes stay on one thread. This is what SwiftNIO's
+/// `NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()` does; its
+/// `dlsym` lookup fails in a statically linked binary, so the hook's address comes from `CExecutorHook`.
+///
+/// The `fetchctl` binary installs it first thing in `main`. A program using FetchKit as a library may
+/// too, as long as none of its tasks block a thread for long (they would stall that loop's sockets).
+@available(macOS 14, *)
+public enum EventLoopExecutor {
+    private static let installed = LockedBox(false)
+
+    /// Whether `installAsGlobalExecutor()` has run in this process.
+    public static var isInstalled: Bool { installed.withLock { $0 } }
+
+    /// Makes `MultiThreadedEventLoopGroup.singleton` (the client's loops) Swift's global executor.
+    /// Call it once, from the main thread, before any task starts; later calls do nothing.
+    public static func installAsGlobalExecutor() {
+        let first = installed.withLock { wasInstalled in
+            defer { wasInstalled = true }
+            return !wasInstalled
+        }
+        guard first else { return }
+        // The runtime's hook type: the job, and the original enqueue function (not used).
+        typealias EnqueueGlobalHook = @convention(thin) (UnownedJob, @convention(thin) (UnownedJob) -> Void) -> Void
+        let hook: EnqueueGlobalHook = { job, _ in
+            // `any()` is the calling thread's loop when called on one, so a resumed task stays where it was woken.
+            MultiThreadedEventLoopGroup.singleton.any().enqueue(ExecutorJob(job))
+        }
+        withUnsafeTemporaryAllocation(of: EnqueueGlobalHook.self, capacity: 1) { slot in
+            slot.baseAddress!.initialize(to: hook)
+            slot.baseAddress!.withMemoryRebound(to: UnsafeMutableRawPointer?.self, capacity: 1) { pointer in
+                fk_swift_task_enqueueGlobal_hook_address().pointee = pointer.pointee
+            }
+        }
+    }
+
+    /// Moves the calling task to the next event loop in turn, so that tasks started together (the
+    /// runner's workers) spread over the loops, and so do the connections their requests open there.
+    /// Without this they would all stay on the loop their parent ran on. Does nothing unless installed.
+    static func moveToNextLoop() async {
+        guard isInstalled else { return }
+        _ = try? await MultiThreadedEventLoopGroup.singleton.next().submit {}.get()
+    }
+}
