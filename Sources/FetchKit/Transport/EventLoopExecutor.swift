@@ -18,12 +18,15 @@ import NIOPosix
 public enum EventLoopExecutor {
     private static let installed = LockedBox(false)
 
-    /// Whether `installAsGlobalExecutor()` has run in this process.
+    /// Whether `installAsGlobalExecutor()` has installed the event loops in this process.
     public static var isInstalled: Bool { installed.withLock { $0 } }
 
     /// Makes `MultiThreadedEventLoopGroup.singleton` (the client's loops) Swift's global executor.
     /// Call it once, from the main thread, before any task starts; later calls do nothing.
     public static func installAsGlobalExecutor() {
+        // The hook's type is the runtime's, checked for the same compilers as SwiftNIO's installer;
+        // with a newer one tasks keep the runtime's own pool.
+        #if compiler(<6.6)
         let first = installed.withLock { wasInstalled in
             defer { wasInstalled = true }
             return !wasInstalled
@@ -41,6 +44,7 @@ public enum EventLoopExecutor {
                 fk_swift_task_enqueueGlobal_hook_address().pointee = pointer.pointee
             }
         }
+        #endif
     }
 
     /// Moves the calling task to the next event loop in turn, so that tasks started together (the
