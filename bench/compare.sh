@@ -5,7 +5,7 @@
 #   bench/compare.sh [RUNS [SCENARIO...]]
 #
 # RUNS per tool and scenario, default 5 (after one warm-up run; three times as many for the 1 GiB
-# download, whose runs vary most). SCENARIOs, default all: one-file,
+# download, whose runs vary most), rounded up to a multiple of the five rounds they are split into. SCENARIOs, default all: one-file,
 # small16k, small1k, config, rss (peak RSS of all of them, and a 4 GiB download).
 #
 # What it does:
@@ -15,8 +15,9 @@
 #   2. re-runs itself in a private mount namespace (`unshare -m`) with a tmpfs mounted for the data and
 #      every output, so file creation on disk doesn't hide the clients' cost, and nothing outlives it;
 #   3. starts nginx on 127.0.0.1 (bench/nginx.conf: sendfile, keep-alive) and generates the data;
-#   4. times each scenario with hyperfine, all tools in one invocation, outputs deleted before every run
-#      and checked after each tool's last run; measures peak RSS with /usr/bin/time;
+#   4. times each scenario with hyperfine, all tools side by side, in five rounds (so every tool samples
+#      the same stretches of this VM's drifting speed), outputs deleted before every run and checked after
+#      each tool's runs; measures peak RSS with /usr/bin/time;
 #   5. writes bench/results/ (hyperfine JSON, rss.tsv, table.md) and prints the table.
 #
 # fetchctl runs with its defaults (state store, log, resume); the jobs files only set the scenario's
@@ -85,16 +86,25 @@ curl -sS -f -o /dev/null "$base/s1k/0.bin"
 } > "$results/machine.tsv"
 
 # hyperfine over one scenario: NAME, CHECK (a shell command run after each tool's last run), then
-# pairs of tool name and command.
+# pairs of tool name and command. The runs are split into ROUNDS hyperfine invocations, each running
+# every tool in turn (the first with a warm-up): this VM's speed drifts over minutes, and a tool whose
+# runs all fell in one slow stretch would look slower than it is. The rounds' times are merged into
+# NAME.json (bench/merge_rounds.py), whose medians the table shows.
+rounds=5
 scenario() {
   local name="$1" check="$2"; shift 2
   wanted "$name" || return 0
-  local args=()
+  local args=() total="${scenario_runs:-$runs}"
+  local per_round=$(( (total + rounds - 1) / rounds ))
   while [ $# -gt 0 ]; do args+=(-n "$1" "$2"); shift 2; done
-  echo; echo "== $name"
-  hyperfine --warmup 1 --runs "${scenario_runs:-$runs}" --style basic \
-    --prepare "rm -rf $out" --cleanup "$check" \
-    --export-json "$results/$name.json" "${args[@]}"
+  echo; echo "== $name ($rounds rounds of $per_round runs per tool)"
+  for round in $(seq "$rounds"); do
+    hyperfine --warmup "$([ "$round" = 1 ] && echo 1 || echo 0)" --runs "$per_round" --style basic \
+      --prepare "rm -rf $out" --cleanup "$check" \
+      --export-json "$results/$name.round$round.json" "${args[@]}"
+  done
+  python3 bench/merge_rounds.py "$results/$name.json" "$results/$name".round*.json
+  rm -f "$results/$name".round*.json
 }
 
 # The 1 GiB download runs three times as often: on this kind of VM, writing a GiB into freshly freed
