@@ -94,7 +94,7 @@ public final class Runner: Sendable {
             }
             for _ in 0..<workers {
                 group.addTask {
-                    await EventLoopExecutor.moveToNextLoop()
+                    if #available(macOS 14, *) { await EventLoopExecutor.moveToNextLoop() }
                     while let job = await queue.next() {
                         if queue.finish(await jobs.execute(job)) { return .failFast }
                     }
