@@ -23,6 +23,17 @@ import Testing
             """)
     }
 
+    /// A file with Windows line ends quotes the right line, without its "\r".
+    @Test func crlfFilesQuoteTheRightLine() throws {
+        let fixture = try ConfigFixture(["a.yaml": "version: 1\r\nservice: s\r\nbase_url: https://x.org\r\nroutes:\r\n  a: {path: /a}\r\n  a: {path: /b}\r\n"])
+        #expect(fixture.diagnostics("a.yaml") == """
+            a.yaml:5:3: error: duplicate key 'a' in a mapping (each key may appear once; merge the two entries)
+              a: {path: /a}
+              ^
+
+            """)
+    }
+
     @Test func unknownKeyWithDidYouMean() throws {
         let fixture = try ConfigFixture(["r.yaml": """
             version: 1

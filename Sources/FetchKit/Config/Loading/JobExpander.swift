@@ -11,6 +11,8 @@ struct JobExpander {
     let outputRoot: String
     /// `normalize(outputRoot) == outputRoot`, so plain relative paths can be appended to it as they are.
     let rootIsNormal: Bool
+    /// `outputRoot + "/"`: every output path starts with it.
+    let outputPrefix: String
 
     init(settings: Settings, routes: [String: CompiledRoute], diagnostics: DiagnosticBag) {
         self.settings = settings
@@ -18,13 +20,18 @@ struct JobExpander {
         self.diagnostics = diagnostics
         outputRoot = (settings.outputDir as NSString).standardizingPath
         rootIsNormal = outputRoot != "/" && Self.normalize(outputRoot) == outputRoot
+        outputPrefix = outputRoot + "/"
     }
 
     mutating func expand(_ specs: [JobSpec]) -> [ExpandedJob] {
         var seenIDs: [String: SourceLocation] = [:]
         var expanded: [ExpandedJob] = []
         var idsByBase: [String: [String]] = [:]
+        // Sized up front: a 20,000-value matrix would otherwise regrow these a dozen times each.
+        let total = specs.reduce(0) { $0 + $1.matrix.reduce(1) { $0 * max($1.values.count, 1) } }
+        expanded.reserveCapacity(total)
         var outputs: [String: String] = [:]
+        outputs.reserveCapacity(total)
         for spec in specs {
             if let first = seenIDs[spec.id] {
                 diagnostics.error("duplicate-job", "job id '\(spec.id)' is used twice", at: spec.location, hint: "first used at \(first)")
@@ -180,12 +187,16 @@ struct JobExpander {
     /// Renders a `save`/`download` template and checks it stays inside `output_dir` and is unique.
     private mutating func outputPath(_ template: Template, _ path: OutputPath, context: [String: ParameterValue], jobID: String,
                                      outputs: inout [String: String]) -> String? {
-        let rendered = template.render { context[$0]?.text }
-        if Template(rendered).hasPlaceholders { return nil }  // an unknown placeholder, reported elsewhere
+        var unknownPlaceholder = false
+        let rendered = template.render { name in
+            guard let value = context[name] else { unknownPlaceholder = true; return nil }
+            return value.text
+        }
+        if unknownPlaceholder { return nil }  // reported by the placeholder check
         let root = outputRoot
-        let normalized = rootIsNormal && Self.isPlainRelative(rendered) ? root + "/" + rendered
+        let normalized = rootIsNormal && Self.isPlainRelative(rendered) ? outputPrefix + rendered
             : Self.normalize(rendered.hasPrefix("/") ? rendered : root + "/" + rendered)
-        guard !rendered.isEmpty, normalized.hasPrefix(root + "/") else {
+        guard !rendered.isEmpty, normalized.hasPrefix(outputPrefix) else {
             diagnostics.error("path-escapes-output", "output path '\(rendered)' of job '\(jobID)' is outside output_dir", at: path.location,
                               hint: "use a relative path without '..' that stays inside \(SourceFileDisplay.path(root))")
             return nil
