@@ -34,6 +34,31 @@ import Testing
             """)
     }
 
+    /// A placeholder in `save` that is neither a param nor a matrix key is an error, reported once
+    /// for the entry (before, the job silently lost its output path and discarded the body).
+    @Test func outputPathPlaceholdersMustNameSomething() throws {
+        let fixture = try ConfigFixture(["jobs.yaml": """
+            version: 1
+            jobs:
+              - id: a
+                url: https://example.org/a
+                save: "out/{{nope}}.bin"
+              - id: b
+                url: https://example.org/b?n={{matrix.n}}
+                save: "out/{{matrix.n}}-{{name}}.bin"
+                matrix: {n: [1, 2, 3]}
+            """])
+        #expect(fixture.diagnostics("jobs.yaml") == """
+            jobs.yaml:5:11: error: '{{nope}}' in the output path of job 'a' is not one of its params (add it under params:, or take it from the matrix as {{matrix.nope}})
+                save: "out/{{nope}}.bin"
+                      ^
+            jobs.yaml:8:11: error: '{{name}}' in the output path of job 'b' is not one of its params (add it under params:, or take it from the matrix as {{matrix.name}})
+                save: "out/{{matrix.n}}-{{name}}.bin"
+                      ^
+
+            """)
+    }
+
     @Test func unknownKeyWithDidYouMean() throws {
         let fixture = try ConfigFixture(["r.yaml": """
             version: 1

@@ -55,12 +55,14 @@ struct JobExpander {
                     : "\(spec.id)[" + combination.map { "\($0.key)=\($0.value.text)" }.joined(separator: ",") + "]"
                 var values: [String: ParameterValue] = [:]
                 for (key, value) in combination { values["matrix.\(key)"] = value }
-                let params = bindParams(spec, route: route, matrix: values, checkPlaceholders: !placeholdersChecked)
+                let firstExpansion = !placeholdersChecked
+                let params = bindParams(spec, route: route, matrix: values, checkPlaceholders: firstExpansion)
                 placeholdersChecked = true
                 var job = ExpandedJob(id: id, matrix: combination, params: params, savePath: nil, downloadPath: nil, needs: [], common: common)
                 let context = values.isEmpty ? params : params.merging(values) { a, _ in a }
-                job.savePath = save.flatMap { outputPath($0.0, $0.1, context: context, jobID: id, outputs: &outputs) }
-                job.downloadPath = download.flatMap { outputPath($0.0, $0.1, context: context, jobID: id, outputs: &outputs) }
+                let entry = firstExpansion ? spec.id : nil
+                job.savePath = save.flatMap { outputPath($0.0, $0.1, context: context, jobID: id, reportingFor: entry, outputs: &outputs) }
+                job.downloadPath = download.flatMap { outputPath($0.0, $0.1, context: context, jobID: id, reportingFor: entry, outputs: &outputs) }
                 expanded.append(job)
                 idsByBase[spec.id, default: []].append(id)
             }
@@ -185,14 +187,23 @@ struct JobExpander {
     }
 
     /// Renders a `save`/`download` template and checks it stays inside `output_dir` and is unique.
+    /// Placeholders that name nothing are reported for the entry `reportingFor` (its first expansion
+    /// only, as they are the same for every one).
     private mutating func outputPath(_ template: Template, _ path: OutputPath, context: [String: ParameterValue], jobID: String,
-                                     outputs: inout [String: String]) -> String? {
-        var unknownPlaceholder = false
+                                     reportingFor entry: String?, outputs: inout [String: String]) -> String? {
+        var unknown: [String] = []
         let rendered = template.render { name in
-            guard let value = context[name] else { unknownPlaceholder = true; return nil }
+            guard let value = context[name] else { unknown.append(name); return nil }
             return value.text
         }
-        if unknownPlaceholder { return nil }  // reported by the placeholder check
+        if !unknown.isEmpty {
+            // An unknown `matrix.` key is reported by `checkMatrixKeys`.
+            for name in unknown where entry != nil && !name.hasPrefix("matrix.") {
+                diagnostics.error("undeclared-placeholder", "'{{\(name)}}' in the output path of job '\(entry ?? jobID)' is not one of its params",
+                                  at: path.location, hint: "add it under params:, or take it from the matrix as {{matrix.\(name)}}")
+            }
+            return nil
+        }
         let root = outputRoot
         let normalized = rootIsNormal && Self.isPlainRelative(rendered) ? outputPrefix + rendered
             : Self.normalize(rendered.hasPrefix("/") ? rendered : root + "/" + rendered)
