@@ -198,18 +198,19 @@ struct JobExpander {
         }
         if !unknown.isEmpty {
             // An unknown `matrix.` key is reported by `checkMatrixKeys`.
-            for name in unknown where entry != nil && !name.hasPrefix("matrix.") {
-                diagnostics.error("undeclared-placeholder", "'{{\(name)}}' in the output path of job '\(entry ?? jobID)' is not one of its params",
-                                  at: path.location, hint: "add it under params:, or take it from the matrix as {{matrix.\(name)}}")
+            if let entry {
+                for name in unknown where !name.hasPrefix("matrix.") {
+                    diagnostics.error("undeclared-placeholder", "'{{\(name)}}' in the output path of job '\(entry)' is not one of its params",
+                                      at: path.location, hint: "add it under params:, or take it from the matrix as {{matrix.\(name)}}")
+                }
             }
             return nil
         }
-        let root = outputRoot
         let normalized = rootIsNormal && Self.isPlainRelative(rendered) ? outputPrefix + rendered
-            : Self.normalize(rendered.hasPrefix("/") ? rendered : root + "/" + rendered)
+            : Self.normalize(rendered.hasPrefix("/") ? rendered : outputPrefix + rendered)
         guard !rendered.isEmpty, normalized.hasPrefix(outputPrefix) else {
             diagnostics.error("path-escapes-output", "output path '\(rendered)' of job '\(jobID)' is outside output_dir", at: path.location,
-                              hint: "use a relative path without '..' that stays inside \(SourceFileDisplay.path(root))")
+                              hint: "use a relative path without '..' that stays inside \(SourceFileDisplay.path(outputRoot))")
             return nil
         }
         if let other = outputs[normalized] {
