@@ -6,7 +6,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "fetchctl", targets: ["fetchctl"]),
-        .library(name: "FetchKit", targets: ["FetchKit"]),
+        .library(name: "FetchKit", targets: ["FetchKit", "FetchKitSchemas"]),
         .library(name: "FetchKitTesting", targets: ["FetchKitTesting"]),
     ],
     dependencies: [
@@ -23,6 +23,14 @@ let package = Package(
     targets: [
         // zlib, for gzip/deflate response bodies (the system library SwiftNIO's compression also links).
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // The JSON Schemas as data: schemas/*.json embedded byte for byte (`fetchctl schema`).
+        .target(
+            name: "FetchKitSchemas",
+            path: "schemas",
+            exclude: ["generate.py"],
+            sources: ["JSONSchemas.swift"],
+            resources: [.embedInCode("routes.schema.json"), .embedInCode("jobs.schema.json")]
+        ),
         // The Swift runtime's global-executor hook, by address (FetchKit's EventLoopExecutor).
         .target(name: "CExecutorHook"),
         .target(
@@ -57,6 +65,7 @@ let package = Package(
             name: "fetchctl",
             dependencies: [
                 "FetchKit",
+                "FetchKitSchemas",
                 "FetchKitTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

@@ -45,8 +45,10 @@ enum TestServerRoutes {
             return .json(.ok, #"{"authorized":true}"#)
         case ("oauth", 2) where parts[1] == "token":
             return token(request, state: state)
-        case ("cache", _):
-            return cacheable(request, state: state)
+        case ("cache", 1):
+            return cacheable(request, key: "default", state: state)
+        case ("cache", 2):
+            return cacheable(request, key: parts[1], state: state)
         default:
             return .text(.notFound, "not found: \(request.path)\n")
         }
@@ -142,17 +144,6 @@ enum TestServerRoutes {
         let expires = request.int("expires_in") ?? 3600
         return .json(.ok, #"{"access_token":"tok-\#(n)","token_type":"Bearer","expires_in":\#(expires)}"#,
                      headers: [("Cache-Control", "no-store")])
-    }
-
-    /// A cacheable response: `max_age=S` (default 60), `etag=E`, answers `If-None-Match` with 304.
-    static func cacheable(_ request: ServerRequest, state: TestServerState) -> Reply {
-        let etag = "\"\(request.query["etag"] ?? "c1")\""
-        let control = request.query["cache_control"] ?? "max-age=\(request.int("max_age") ?? 60)"
-        if request.headers["If-None-Match"].first == etag {
-            return Reply(status: .notModified, headers: [("ETag", etag), ("Cache-Control", control)])
-        }
-        let n = state.hit("cache:\(request.uri)")
-        return .json(.ok, #"{"served":\#(n)}"#, headers: [("ETag", etag), ("Cache-Control", control), ("Last-Modified", lastModified)])
     }
 
     static func jsonString(_ s: String) -> String {

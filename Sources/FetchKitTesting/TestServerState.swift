@@ -28,6 +28,8 @@ public final class TestServerState: Sendable {
         var hits: [String: Int] = [:]
         var files: [String: [UInt8]] = [:]
         var tokensIssued = 0
+        var cacheFailures: [String: Int] = [:]
+        var cacheVersions: [String: String] = [:]
     }
 
     private let storage = NIOLockedValueBox(Storage())
@@ -55,6 +57,25 @@ public final class TestServerState: Sendable {
     public func setFile(_ name: String, bytes: [UInt8]) {
         storage.withLockedValue { $0.files[name] = bytes }
     }
+
+    /// Makes `/cache/<key>` answer `status` (a 5xx, say) until set back to nil: the origin failing
+    /// while a cache holds its last good response.
+    public func setCacheFailure(_ key: String, status: Int?) {
+        storage.withLockedValue { $0.cacheFailures[key] = status }
+    }
+
+    /// Changes what `/cache/<key>` serves: its body and default ETag name `version` (default `v1`).
+    public func setCacheVersion(_ key: String, _ version: String) {
+        storage.withLockedValue { $0.cacheVersions[key] = version }
+    }
+
+    /// Requests `/cache/<key>` has answered with a body (not 304s).
+    public func cacheServed(_ key: String) -> Int {
+        storage.withLockedValue { $0.hits["cache:\(key)"] ?? 0 }
+    }
+
+    func cacheFailure(_ key: String) -> Int? { storage.withLockedValue { $0.cacheFailures[key] } }
+    func cacheVersion(_ key: String) -> String { storage.withLockedValue { $0.cacheVersions[key] ?? "v1" } }
 
     /// Clears the request log and the peaks (per-key counters stay).
     public func resetLog() {

@@ -1,4 +1,5 @@
 import Foundation
+import FetchKitTesting
 
 /// Runs the built `fetchctl` binary, as a user or CI would.
 struct FetchctlProcess {
@@ -84,10 +85,9 @@ struct FetchctlProcess {
         return process
     }
 
-    /// A fresh temporary directory holding `files`.
+    /// A fresh temporary directory holding `files`, removed when the test process exits.
     static func directory(with files: [String: String]) throws -> URL {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("fetchctl-cli-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let dir = URL(fileURLWithPath: try TemporaryDirectory.make(prefix: "fetchctl-cli"))
         for (name, text) in files { try text.write(to: dir.appendingPathComponent(name), atomically: true, encoding: .utf8) }
         return dir
     }

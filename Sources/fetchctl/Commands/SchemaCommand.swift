@@ -1,5 +1,6 @@
 import ArgumentParser
 import FetchKit
+import FetchKitSchemas
 
 struct SchemaCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -119,10 +119,18 @@ import Testing
             let (redirected, _) = try await get(server, "/redirect/3")
             #expect(redirected.statusCode == 200)
             #expect(server.state.requests(pathPrefix: "/redirect/").map(\.path) == ["/redirect/3", "/redirect/2", "/redirect/1", "/redirect/0"])
-            let (fresh, _) = try await get(server, "/cache?max_age=30&etag=e9")
+            let (fresh, _) = try await get(server, "/cache/t?max_age=30")
             #expect(fresh.value(forHTTPHeaderField: "Cache-Control") == "max-age=30")
-            let (revalidated, _) = try await get(server, "/cache?max_age=30&etag=e9", headers: ["If-None-Match": "\"e9\""])
+            #expect(fresh.value(forHTTPHeaderField: "ETag") == "\"v1\"")
+            let (revalidated, _) = try await get(server, "/cache/t?max_age=30", headers: ["If-None-Match": "W/\"v0\", \"v1\""])
             #expect(revalidated.statusCode == 304)
+            let (byDate, _) = try await get(server, "/cache/t?etag=none",
+                                            headers: ["If-Modified-Since": "Sat, 21 Nov 2026 12:00:00 GMT"])
+            #expect(byDate.statusCode == 304)
+            server.state.setCacheVersion("t", "v2")
+            let (changed, _) = try await get(server, "/cache/t?max_age=30", headers: ["If-None-Match": "\"v1\""])
+            #expect(changed.statusCode == 200)
+            #expect(server.state.cacheServed("t") == 2)
         }
     }
 }

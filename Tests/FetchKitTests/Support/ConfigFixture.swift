@@ -1,14 +1,15 @@
 import Foundation
+import FetchKitTesting
 @testable import FetchKit
 
 /// Config files written to a fresh temporary directory, loaded with the real loader, and diagnostics
-/// rendered with paths relative to that directory, so tests can assert exact text.
+/// rendered with paths relative to that directory, so tests can assert exact text. The directory is
+/// removed when the test process exits.
 struct ConfigFixture {
     let directory: String
 
     init(_ files: [String: String]) throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("fetchctl-tests-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        directory = try TemporaryDirectory.make(prefix: "fetchctl-tests")
         for (name, text) in files {
             let path = (directory as NSString).appendingPathComponent(name)
             try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
