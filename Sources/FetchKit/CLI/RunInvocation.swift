@@ -19,6 +19,8 @@ public struct RunInvocation: Sendable {
     public var maxTime: Duration?
     /// `--no-resume`: ignore `.part` files and recorded validators.
     public var noResume = false
+    /// `--offline`: every job from the response cache only; no socket is opened.
+    public var offline = false
     /// `--report FORMAT PATH`, in order.
     public var reports: [(format: RunReport.Format, path: String)] = []
     /// The environment `${VAR}`s come from.
@@ -53,7 +55,10 @@ public struct RunInvocation: Sendable {
             return .usage
         }
         if dryRun {
-            stdout.write(DryRunRenderer(redactor: config.redactor).render(plan))
+            let stateDirectory = stateDir.map { ($0 as NSString).standardizingPath } ?? settings(config).stateDir
+            let cache = try? SQLiteResponseCache(directory: Self.cacheDirectory(config, stateDirectory: stateDirectory), readOnly: true)
+            let renderer = DryRunRenderer(redactor: config.redactor, cache: cache, offline: offline)
+            stdout.write(await renderer.render(plan))
             stdout.flush()
             return .success
         }
@@ -113,12 +118,25 @@ public struct RunInvocation: Sendable {
         }
         if let store { monitors.append(StateRecorder(store: store, jobsFile: jobsFile)) }
 
-        let options = Runner.Options(concurrency: concurrency, failFast: failFast, maxTime: maxTime, stateStore: store, resumes: !noResume)
+        // The response cache: without it (not writable, say) the run goes on, sending every request.
+        let problems = CompositeEventMonitor(monitors)
+        let cacheDirectory = Self.cacheDirectory(config, stateDirectory: stateDirectory)
+        var cache: SQLiteResponseCache?
+        do {
+            cache = try SQLiteResponseCache(directory: cacheDirectory, redact: { [redactor = config.redactor] in redactor.redact($0) },
+                                            onProblem: { problems.responseCacheDidReport($0) })
+        } catch {
+            problems.responseCacheDidReport(CacheProblem(path: cacheDirectory, message: "running without the response cache: \(error)"))
+        }
+
+        let options = Runner.Options(concurrency: concurrency, failFast: failFast, maxTime: maxTime, stateStore: store, resumes: !noResume,
+                                     responseCache: cache, offline: offline)
         let runner = Runner(config: config, plan: plan, options: options, monitors: monitors)
         let task = Task { await runner.run() }
         let trap = SignalTrap { _ in task.cancel() }
         let summary = await task.value
         let status = trap.exitStatus ?? summary.exitStatus
+        await cache?.finishRun(id: summary.runID, maxSize: settings(config).cacheMaxSize)
         if let store {
             do {
                 try store.flush()
@@ -149,18 +167,29 @@ public struct RunInvocation: Sendable {
     private func settings(_ config: LoadedConfig) -> Settings {
         config.jobsFile?.settings ?? Settings(outputDir: ".", stateDir: ".fetchctl")
     }
+
+    /// `settings.cache.dir`, else `cache/` in the state directory.
+    static func cacheDirectory(_ config: LoadedConfig, stateDirectory: String) -> String {
+        config.jobsFile?.settings.cacheDir ?? (stateDirectory as NSString).appendingPathComponent("cache")
+    }
 }
 
-/// `--dry-run`: the plan in order, each job with what it needs and where its output goes, and its
-/// request as a cURL command with secrets redacted. Nothing is sent.
+/// `--dry-run`: the plan in order, each job with what it needs and where its output goes, whether
+/// the response cache would answer it, and its request as a cURL command with secrets redacted.
+/// Nothing is sent.
 public struct DryRunRenderer: Sendable {
     public var redactor: Redactor
+    /// Read to say which jobs the cache would answer; nil when there is none yet.
+    public var cache: (any ResponseCache)?
+    public var offline: Bool
 
-    public init(redactor: Redactor) {
+    public init(redactor: Redactor, cache: (any ResponseCache)? = nil, offline: Bool = false) {
         self.redactor = redactor
+        self.cache = cache
+        self.offline = offline
     }
 
-    public func render(_ plan: RunPlan) -> String {
+    public func render(_ plan: RunPlan) async -> String {
         let renderer = RequestRenderer(redactor: redactor)
         var out = "# \(plan.jobs.count) job\(plan.jobs.count == 1 ? "" : "s"), in order; nothing is sent\n"
         for job in plan.jobs {
@@ -168,6 +197,7 @@ public struct DryRunRenderer: Sendable {
             if !job.needs.isEmpty { out += " (needs \(job.needs.joined(separator: ", ")))" }
             if let path = job.downloadPath { out += " → download \(path)" } else if let path = job.savePath { out += " → save \(path)" }
             out += "\n"
+            if job.downloadPath == nil, let line = await cachePlan(job) { out += "# cache: \(line)\n" }
             do {
                 out += try renderer.curl(job.router.makeRequest())
                 if !out.hasSuffix("\n") { out += "\n" }
@@ -176,5 +206,27 @@ public struct DryRunRenderer: Sendable {
             }
         }
         return out
+    }
+
+    /// What the response cache would do for `job`, for the plan; nil when it would not be consulted.
+    private func cachePlan(_ job: ExpandedJob) async -> String? {
+        guard let request = try? job.router.makeRequest(), request.method == .get || request.method == .head else { return nil }
+        guard let cache else { return offline ? "nothing stored: fails with not_cached" : nil }
+        var keyed = request
+        Session.addDefaultHeaders(&keyed, options: RequestOptions(decodesContent: true))
+        let lookup = CacheLookup(request: keyed, options: RequestCacheOptions(job.behaviour, offline: offline), decodesContent: true)
+        let stored = await lookup.storedResponse(in: cache)
+        let now = Date()
+        switch lookup.decision(for: stored, now: now) {
+        case .serve(let entry):
+            let age = Int(lookup.freshness(of: entry).currentAge(now: now))
+            return "served from the cache without a request (stored \(entry.status), age \(age)s)"
+        case .notCached:
+            return "nothing stored: fails with not_cached"
+        case .fetch(let revalidating, let fallback):
+            if revalidating != nil { return "stored but stale: revalidated with a conditional request" }
+            if fallback != nil { return "stored but stale, without validators: fetched again (the stored one stands in on failure)" }
+            return "not stored: fetched"
+        }
     }
 }

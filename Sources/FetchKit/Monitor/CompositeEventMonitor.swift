@@ -33,6 +33,7 @@ public struct CompositeEventMonitor: EventMonitor {
     public func downloadDidVerify(job: String?, algorithm: String, digest: String, bytes: Int64) {
         for m in monitors { m.downloadDidVerify(job: job, algorithm: algorithm, digest: digest, bytes: bytes) }
     }
+    public func responseCacheDidReport(_ problem: CacheProblem) { for m in monitors { m.responseCacheDidReport(problem) } }
     public func runDidStart(_ run: RunInfo) { for m in monitors { m.runDidStart(run) } }
     public func jobDidStart(_ job: String) { for m in monitors { m.jobDidStart(job) } }
     public func jobDidFinish(_ result: JobResult) { for m in monitors { m.jobDidFinish(result) } }
@@ -51,6 +52,7 @@ public struct ClosureEventMonitor: EventMonitor {
     public var requestIsRetrying: (@Sendable (RequestInfo, RetryInfo) -> Void)?
     public var requestDidFinish: (@Sendable (RequestInfo, FetchError?) -> Void)?
     public var authenticatorDidRefresh: (@Sendable (String, String) -> Void)?
+    public var responseCacheDidReport: (@Sendable (CacheProblem) -> Void)?
     public var runDidStart: (@Sendable (RunInfo) -> Void)?
     public var jobDidStart: (@Sendable (String) -> Void)?
     public var jobDidFinish: (@Sendable (JobResult) -> Void)?
@@ -70,6 +72,7 @@ public struct ClosureEventMonitor: EventMonitor {
     public func requestIsRetrying(_ request: RequestInfo, retry: RetryInfo) { requestIsRetrying?(request, retry) }
     public func requestDidFinish(_ request: RequestInfo, error: FetchError?) { requestDidFinish?(request, error) }
     public func authenticatorDidRefresh(service: String, reason: String) { authenticatorDidRefresh?(service, reason) }
+    public func responseCacheDidReport(_ problem: CacheProblem) { responseCacheDidReport?(problem) }
     public func runDidStart(_ run: RunInfo) { runDidStart?(run) }
     public func jobDidStart(_ job: String) { jobDidStart?(job) }
     public func jobDidFinish(_ result: JobResult) { jobDidFinish?(result) }

@@ -37,6 +37,11 @@ public protocol EventMonitor: Sendable {
     /// A finished download matched its checksum: `download.verified`.
     func downloadDidVerify(job: String?, algorithm: String, digest: String, bytes: Int64)
 
+    // MARK: Response cache
+
+    /// The response cache met a problem and worked around it (the entry was skipped): `cache.warning`.
+    func responseCacheDidReport(_ problem: CacheProblem)
+
     // MARK: Runs
 
     func runDidStart(_ run: RunInfo)
@@ -59,6 +64,7 @@ extension EventMonitor {
     public func downloadDidResume(job: String?, offset: Int64) {}
     public func downloadDidRestart(job: String?, offset: Int64, reason: String) {}
     public func downloadDidVerify(job: String?, algorithm: String, digest: String, bytes: Int64) {}
+    public func responseCacheDidReport(_ problem: CacheProblem) {}
     public func runDidStart(_ run: RunInfo) {}
     public func jobDidStart(_ job: String) {}
     public func jobDidFinish(_ result: JobResult) {}
@@ -95,12 +101,15 @@ public struct RequestMetrics: Sendable {
     public var bytes: Int64
     public var duration: Duration
     public var cache: CacheUse
+    /// With `cache: stale`: the failure the stored response stood in for.
+    public var hiddenError: FetchError?
 
-    public init(status: Int, bytes: Int64, duration: Duration, cache: CacheUse = .miss) {
+    public init(status: Int, bytes: Int64, duration: Duration, cache: CacheUse = .miss, hiddenError: FetchError? = nil) {
         self.status = status
         self.bytes = bytes
         self.duration = duration
         self.cache = cache
+        self.hiddenError = hiddenError
     }
 }
 

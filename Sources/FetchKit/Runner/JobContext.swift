@@ -10,6 +10,7 @@ final class JobContext: Sendable {
     let secretHeaders: Set<String>
     let store: StateStore?
     let resumes: Bool
+    let offline: Bool
     private let authenticators: [(options: OAuth2Options, interceptor: AuthenticationInterceptor<OAuth2Authenticator>)]
     /// Request options per `jobs:` entry: its expansions share one behaviour, so the retry policy,
     /// validator and redirector are built once per entry, not once per job.
@@ -22,6 +23,7 @@ final class JobContext: Sendable {
         secretHeaders = runner.config.secretHeaders
         store = runner.options.stateStore
         resumes = runner.options.resumes
+        offline = runner.options.offline
         var authenticators: [(OAuth2Options, AuthenticationInterceptor<OAuth2Authenticator>)] = []
         for job in runner.plan.jobs {
             guard case .oauth2(let options)? = job.behaviour.auth, !authenticators.contains(where: { $0.0 == options }) else { continue }
@@ -33,7 +35,7 @@ final class JobContext: Sendable {
         var optionsByEntry: [ObjectIdentifier: RequestOptions] = [:]
         for job in runner.plan.jobs where optionsByEntry[ObjectIdentifier(job.common)] == nil {
             optionsByEntry[ObjectIdentifier(job.common)] = Self.requestOptions(for: job.behaviour, authenticators: authenticators,
-                                                                               secretHeaders: secretHeaders)
+                                                                               secretHeaders: secretHeaders, offline: offline)
         }
         self.optionsByEntry = optionsByEntry
     }
@@ -41,22 +43,25 @@ final class JobContext: Sendable {
     /// The request options a job's layered behaviour asks for.
     func requestOptions(for job: ExpandedJob) -> RequestOptions {
         var options = optionsByEntry[ObjectIdentifier(job.common)]
-            ?? Self.requestOptions(for: job.behaviour, authenticators: authenticators, secretHeaders: secretHeaders)
+            ?? Self.requestOptions(for: job.behaviour, authenticators: authenticators, secretHeaders: secretHeaders, offline: offline)
         options.decodesContent = job.downloadPath == nil
+        // Downloads never go through the response cache: their recorded validators make a rerun up_to_date.
+        if job.downloadPath != nil { options.cache = nil }
         options.job = job.id
         return options
     }
 
     private static func requestOptions(for behaviour: Behaviour,
                                        authenticators: [(options: OAuth2Options, interceptor: AuthenticationInterceptor<OAuth2Authenticator>)],
-                                       secretHeaders: Set<String>) -> RequestOptions {
+                                       secretHeaders: Set<String>, offline: Bool) -> RequestOptions {
         var interceptor: (any RequestInterceptor)?
         if case .oauth2(let options)? = behaviour.auth {
             interceptor = authenticators.first { $0.options == options }?.interceptor
         }
         return RequestOptions(timeouts: TransportTimeouts(behaviour.timeout), tls: behaviour.tls, validator: ResponseValidator(behaviour.validate),
                               redirector: Redirector(behaviour.redirect, credentialHeaders: secretHeaders),
-                              retryPolicy: RetryPolicy(behaviour.retry), interceptor: interceptor)
+                              retryPolicy: RetryPolicy(behaviour.retry), interceptor: interceptor,
+                              cache: RequestCacheOptions(behaviour, offline: offline))
     }
 
     /// Runs one job to its result; never throws.
@@ -66,7 +71,9 @@ final class JobContext: Sendable {
         // Each sink type gets its own call, so the session's generic pipeline is specialized for it
         // instead of going through an existential's witness tables on every step.
         let result: JobResult
-        if let download = job.downloadPath {
+        if offline, let download = job.downloadPath {
+            result = offlineDownload(job, destination: download, started: started)
+        } else if let download = job.downloadPath {
             // A route's `download: {resumable: false}` turns off Range requests for servers that mishandle them.
             let resumable = resumes && job.route.download?.resumable != false
             let sink = DownloadSink(destination: download, job: job.id, checksum: job.spec.checksum, store: store, resumes: resumable,
@@ -83,14 +90,29 @@ final class JobContext: Sendable {
 
     private func execute<Sink: ResponseSink>(_ job: ExpandedJob, sink: Sink, path: String?, started: ContinuousClock.Instant,
                                              isUpToDate: () -> Bool = { false }) async -> JobResult {
+        let options = requestOptions(for: job)
         do {
-            let response = try await session.execute(job.router, options: requestOptions(for: job), sink: sink)
-            return JobResult(job: job.id, outcome: isUpToDate() ? .upToDate : .succeeded, status: response.status, bytes: response.bytes,
-                             attempts: response.attempts, duration: .now - started, path: path)
+            let response = try await session.execute(job.router, options: options, sink: sink)
+            if let headersPath = job.headersPath { try ResponseHeadersFile.write(response.head, to: headersPath, redactor: redactor) }
+            let outcome: JobResult.Outcome = response.cache == .hit ? .cached : isUpToDate() ? .upToDate : .succeeded
+            return JobResult(job: job.id, outcome: outcome, status: response.status, bytes: response.bytes,
+                             attempts: response.attempts, duration: .now - started, path: path, cache: options.cache == nil ? nil : response.cache)
         } catch {
             let failure = error as? FetchError ?? FetchError(.io, redactor.redact("\(error)"))
             return JobResult(job: job.id, outcome: .failed, status: failure.status, attempts: failure.attempts ?? 1,
                              error: failure, duration: .now - started)
         }
+    }
+
+    /// `--offline` and a download: the finished file on disk is all there is (downloads never go
+    /// through the response cache); without one the job fails with `not_cached`.
+    private func offlineDownload(_ job: ExpandedJob, destination: String, started: ContinuousClock.Instant) -> JobResult {
+        let record = try? store?.download(at: destination)
+        if let record, record.completed, let size = FileIO.size(destination), record.totalLength == nil || record.totalLength == size {
+            return JobResult(job: job.id, outcome: .cached, bytes: 0, attempts: 0, duration: .now - started, path: destination)
+        }
+        let url = (try? job.router.makeRequest().url.absoluteString).map(redactor.redact)
+        return JobResult(job: job.id, outcome: .failed, attempts: 0,
+                         error: FetchError(.notCached, "--offline: the download is not on disk yet", url: url), duration: .now - started)
     }
 }

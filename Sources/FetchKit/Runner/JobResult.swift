@@ -21,9 +21,12 @@ public struct JobResult: Sendable {
     public var duration: Duration
     /// Where its output landed.
     public var path: String?
+    /// How the response cache answered (nil when it was not consulted: downloads, failures before it).
+    public var cache: RequestMetrics.CacheUse?
 
     public init(job: String, outcome: Outcome, status: Int? = nil, bytes: Int64 = 0, attempts: Int = 0,
-                error: FetchError? = nil, reason: String? = nil, duration: Duration = .zero, path: String? = nil) {
+                error: FetchError? = nil, reason: String? = nil, duration: Duration = .zero, path: String? = nil,
+                cache: RequestMetrics.CacheUse? = nil) {
         self.job = job
         self.outcome = outcome
         self.status = status
@@ -33,6 +36,7 @@ public struct JobResult: Sendable {
         self.reason = reason
         self.duration = duration
         self.path = path
+        self.cache = cache
     }
 
     /// Succeeded, up to date or served from the cache: what `needs` waits for.
@@ -64,6 +68,8 @@ public struct RunSummary: Sendable {
 
     public func count(_ outcome: JobResult.Outcome) -> Int { results.filter { $0.outcome == outcome }.count }
     public var bytes: Int64 { results.reduce(0) { $0 + $1.bytes } }
+    /// Jobs whose response the cache answered as `use` (`hit`, `revalidated`, `stale`, `miss`).
+    public func count(cache use: RequestMetrics.CacheUse) -> Int { results.filter { $0.cache == use }.count }
     public var failures: [JobResult] { results.filter { $0.outcome == .failed } }
 
     /// 0 when every job succeeded (or was up to date), 1 otherwise; interruption is the caller's to map.

@@ -18,15 +18,21 @@ public final class Runner: Sendable {
         public var stateStore: StateStore?
         /// False for `--no-resume`: ignore `.part` files and recorded validators.
         public var resumes: Bool
+        /// The response cache for `save` jobs and jobs without output; nil caches nothing.
+        public var responseCache: (any ResponseCache)?
+        /// `--offline`: every job from the cache only; nothing is sent.
+        public var offline: Bool
 
         public init(concurrency: Int? = nil, failFast: Bool = false, maxTime: Duration? = nil, runID: String? = nil,
-                    stateStore: StateStore? = nil, resumes: Bool = true) {
+                    stateStore: StateStore? = nil, resumes: Bool = true, responseCache: (any ResponseCache)? = nil, offline: Bool = false) {
             self.concurrency = concurrency
             self.failFast = failFast
             self.maxTime = maxTime
             self.runID = runID
             self.stateStore = stateStore
             self.resumes = resumes
+            self.responseCache = responseCache
+            self.offline = offline
         }
     }
 
@@ -57,7 +63,7 @@ public final class Runner: Sendable {
         let session = Session(configuration: Session.Configuration(
             perHost: settings.perHost, rateLimits: settings.rateLimits,
             connectTimeout: settings.behaviour.timeout.connect ?? TransportTimeouts.defaults.connect,
-            redactor: config.redactor), transport: transport, eventMonitors: [monitor])
+            redactor: config.redactor), transport: transport, eventMonitors: [monitor], cache: options.responseCache)
         let jobs = JobContext(runner: self, session: session)
         monitor.runDidStart(RunInfo(id: runID, jobs: plan.jobs.count, concurrency: concurrency))
         let (results, stop) = await schedule(jobs)

@@ -16,6 +16,9 @@ public protocol ResponseSink: Sendable {
     func write(_ chunk: ByteBuffer) throws
     func finish() async throws
     func abandon() async
+    /// What the response cache had to do with the response this attempt received: `miss` unless
+    /// the sink is the session's caching sink and the response was a `304` to its revalidation.
+    var cacheUse: RequestMetrics.CacheUse { get }
 }
 
 extension ResponseSink {
@@ -23,6 +26,7 @@ extension ResponseSink {
     public func handles(status: Int) -> Bool { false }
     public func finish() async throws {}
     public func abandon() async {}
+    public var cacheUse: RequestMetrics.CacheUse { .miss }
 }
 
 /// Keeps the body in memory, for small responses a program wants as `Data`.

@@ -107,15 +107,16 @@ extension Session {
                 }
                 throw error
             }
-            return finish(progress, head: head, started: started, info: requestInfo)
+            return finish(progress, head: head, started: started, info: requestInfo, cache: sink.cacheUse)
         }
         guard let head = progress.head else { throw FetchError(.connection, "no response", url: shownURL) }
-        return finish(progress, head: head, started: started, info: requestInfo)
+        return finish(progress, head: head, started: started, info: requestInfo, cache: sink.cacheUse)
     }
 
     private func finish(_ progress: ExchangeProgress, head: TransportResponseHead, started: ContinuousClock.Instant,
-                        info: RequestInfo) -> Exchange {
-        eventMonitor.request(info, didGatherMetrics: RequestMetrics(status: head.status, bytes: progress.received, duration: .now - started))
+                        info: RequestInfo, cache: RequestMetrics.CacheUse) -> Exchange {
+        eventMonitor.request(info, didGatherMetrics: RequestMetrics(status: head.status, bytes: progress.received, duration: .now - started,
+                                                                    cache: cache))
         return Exchange(head: head, outcome: progress.outcome ?? .accepted, bytes: progress.bytes)
     }
 }

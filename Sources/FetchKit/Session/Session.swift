@@ -37,15 +37,22 @@ public final class Session: Sendable {
     /// Runs before (adapters) and after (retriers) each request's own interceptor.
     public let interceptor: (any RequestInterceptor)?
     public let eventMonitor: CompositeEventMonitor
+    /// Where `GET`/`HEAD` responses are looked up and stored for requests whose options ask for it
+    /// (`RequestOptions.cache`); nil sends every request.
+    public let responseCache: (any ResponseCache)?
     let hosts: HostLimiter
     let rates: RateLimiter
     private let ownsTransport: Bool
     private let lastID = LockedBox(0)
 
-    /// - Parameter transport: nil creates an AsyncHTTPClient transport that `shutdown()` closes.
+    /// - Parameters:
+    ///   - transport: nil creates an AsyncHTTPClient transport that `shutdown()` closes.
+    ///   - cache: the response cache (`SQLiteResponseCache`); nil caches nothing.
     public init(configuration: Configuration = Configuration(), transport: (any HTTPTransport)? = nil,
-                interceptor: (any RequestInterceptor)? = nil, eventMonitors: [any EventMonitor] = []) {
+                interceptor: (any RequestInterceptor)? = nil, eventMonitors: [any EventMonitor] = [],
+                cache: (any ResponseCache)? = nil) {
         self.configuration = configuration
+        responseCache = cache
         self.transport = transport ?? AsyncHTTPClientTransport(perHost: configuration.perHost, connectTimeout: configuration.connectTimeout)
         ownsTransport = transport == nil
         self.interceptor = interceptor
@@ -64,7 +71,9 @@ public final class Session: Sendable {
     // MARK: - Requests
 
     /// Sends `convertible` and streams the accepted body into `sink`, retrying as the interceptors
-    /// and `options.retryPolicy` decide. Throws a `FetchError` (with `attempts` set) when it gives up.
+    /// and `options.retryPolicy` decide. With a `responseCache` and `options.cache`, a stored
+    /// response may answer instead (`Response.cache` says how). Throws a `FetchError` (with
+    /// `attempts` set) when it gives up.
     public func execute(_ convertible: some URLRequestConvertible, options: RequestOptions = RequestOptions(),
                         sink: some ResponseSink) async throws -> Response {
         let initial: BuiltRequest
@@ -74,22 +83,28 @@ public final class Session: Sendable {
             throw FetchError(.invalidRequest, redactor.redact("\(error)"))
         }
         let id = lastID.withLock { $0 += 1; return $0 }
+        if let cache = responseCache, let cacheOptions = options.cache {
+            return try await executeWithCache(initial, id: id, options: options, cache: cache, cacheOptions: cacheOptions, sink: sink)
+        }
+        return try await perform(initial, id: id, options: options, sink: sink)
+    }
+
+    /// The request pipeline proper: adapters, transport, validation, retriers.
+    func perform(_ initial: BuiltRequest, id: Int, options: RequestOptions, sink: some ResponseSink,
+                 announce: Bool = true) async throws -> Response {
         var state = RequestState(id: id, job: options.job, initialRequest: initial)
         // Built without allocating when there are no interceptors (most jobs); retriers only on failure.
         var interceptors: [any RequestInterceptor] = []
         if let interceptor { interceptors.append(interceptor) }
         if let own = options.interceptor { interceptors.append(own) }
-        eventMonitor.requestDidCreate(info(state, url: initial.url))
+        if announce { eventMonitor.requestDidCreate(info(state, url: initial.url)) }
         while true {
             var failure: FetchError
             do {
                 try Task.checkCancellation()
                 var adapted = initial
                 for adapter in interceptors { adapted = try await adapter.adapt(adapted, for: state) }
-                if adapted.headers["User-Agent"] == nil { adapted.headers.update(name: "User-Agent", value: Router.defaultUserAgent) }
-                if options.decodesContent, adapted.headers["Accept-Encoding"] == nil {
-                    adapted.headers.update(name: "Accept-Encoding", value: "gzip, deflate")
-                }
+                Self.addDefaultHeaders(&adapted, options: options)
                 eventMonitor.request(info(state, url: adapted.url), didAdaptInitialRequest: initial, to: adapted)
                 let prepared = try await sink.prepare(adapted, attempt: state.attempt)
                 let response = try await attempt(prepared, state: &state, options: options, sink: sink)
@@ -143,6 +158,14 @@ public final class Session: Sendable {
 
     // MARK: - Helpers
 
+    /// `User-Agent`, and `Accept-Encoding` when the body is decoded, unless already set.
+    static func addDefaultHeaders(_ request: inout BuiltRequest, options: RequestOptions) {
+        if request.headers["User-Agent"] == nil { request.headers.update(name: "User-Agent", value: Router.defaultUserAgent) }
+        if options.decodesContent, request.headers["Accept-Encoding"] == nil {
+            request.headers.update(name: "Accept-Encoding", value: "gzip, deflate")
+        }
+    }
+
     func info(_ state: RequestState, url: URL) -> RequestInfo {
         RequestInfo(id: state.id, job: state.job, method: state.lastRequest?.method ?? state.method,
                     url: redactor.redact(url.absoluteString), attempt: state.attempt)
@@ -183,10 +206,13 @@ public struct RequestOptions: Sendable {
     public var decodesContent: Bool
     /// The job this request runs for, for monitors.
     public var job: String?
+    /// How the session's response cache is used; nil sends the request without consulting it.
+    public var cache: RequestCacheOptions?
 
     public init(timeouts: TransportTimeouts = .defaults, tls: TLSOptions = TLSOptions(), validator: ResponseValidator = ResponseValidator(),
                 redirector: Redirector = .follow, retryPolicy: RetryPolicy? = RetryPolicy(),
-                interceptor: (any RequestInterceptor)? = nil, decodesContent: Bool = false, job: String? = nil) {
+                interceptor: (any RequestInterceptor)? = nil, decodesContent: Bool = false, job: String? = nil,
+                cache: RequestCacheOptions? = nil) {
         self.timeouts = timeouts
         self.tls = tls
         self.validator = validator
@@ -195,6 +221,7 @@ public struct RequestOptions: Sendable {
         self.interceptor = interceptor
         self.decodesContent = decodesContent
         self.job = job
+        self.cache = cache
     }
 }
 
@@ -208,6 +235,11 @@ public struct Response: Sendable {
     public var attempts: Int
     /// From the first attempt's start to the end of the body.
     public var duration: Duration
+    /// Whether the body came from the response cache: `hit` (no request sent), `revalidated` (a
+    /// `304`), `stale` (the network failed; `hiddenError` says how) or `miss`.
+    public var cache: RequestMetrics.CacheUse = .miss
+    /// The failure a stale response from the cache stood in for.
+    public var hiddenError: FetchError?
 
     public var status: Int { head.status }
 }

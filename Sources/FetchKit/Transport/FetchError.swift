@@ -23,6 +23,9 @@ public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
         case diskFull = "disk_full"
         case checksum
         case invalidRequest = "invalid_request"
+        /// The cache policy forbids the network (`--offline`, `return_cache_dont_load`,
+        /// `only-if-cached`) and nothing usable is stored.
+        case notCached = "not_cached"
     }
 
     public var code: Code

@@ -8,7 +8,9 @@ struct RunCommand: AsyncParsableCommand {
         discussion: """
         Results go to disk (output_dir), the log to stderr (or --log-file), nothing to stdout except
         --dry-run's plan. Run again after a failure or an interruption: downloads continue from their
-        .part files, finished and unchanged downloads are up to date. Exit codes: 0 every job succeeded,
+        .part files, finished and unchanged downloads are up to date. Saves go through the response
+        cache (state_dir/cache): fresh answers are served without a request, stale ones revalidated,
+        and --offline serves everything from it. Exit codes: 0 every job succeeded,
         1 a job failed or was skipped, 2 invalid config, 64 bad command line, 75 another run holds the
         state directory, 130/143 interrupted by SIGINT/SIGTERM.
 
@@ -17,6 +19,7 @@ struct RunCommand: AsyncParsableCommand {
           fetchctl run jobs.yaml --job commits --dry-run
           fetchctl run jobs.yaml --log-format json --log-file run.log --max-time 10m
           fetchctl run jobs.yaml --report junit results.xml
+          fetchctl run jobs.yaml --offline
         """
     )
 
@@ -46,6 +49,9 @@ struct RunCommand: AsyncParsableCommand {
 
     @Flag(help: "Ignore .part files and recorded validators: download everything from the start.")
     var noResume = false
+
+    @Flag(help: "Answer every job from the response cache only and open no connection; a job with nothing stored fails (not_cached).")
+    var offline = false
 
     @Option(parsing: .upToNextOption, help: ArgumentHelp("Write a report when the run ends: junit PATH or json PATH; repeatable.",
                                                          valueName: "format path"))
@@ -88,6 +94,7 @@ struct RunCommand: AsyncParsableCommand {
         invocation.failFast = failFast
         invocation.maxTime = maxTime.flatMap(DurationGrammar.parse)
         invocation.noResume = noResume
+        invocation.offline = offline
         invocation.reports = try reports()
         let status = await invocation.perform(stdout: .standardOutput, stderr: .standardError)
         if status != .success { throw ExitCode(status.rawValue) }

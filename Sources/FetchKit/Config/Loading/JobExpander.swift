@@ -49,6 +49,7 @@ struct JobExpander {
             // Parsed once per entry, rendered once per expansion.
             let save = spec.save.map { (Template($0.template), $0) }
             let download = spec.download.map { (Template($0.template), $0) }
+            let saveHeaders = spec.saveHeaders.map { (Template($0.template), $0) }
             var placeholdersChecked = false
             for combination in Self.combinations(spec.matrix.map { ($0.key, $0.values) }) {
                 let id = combination.isEmpty ? spec.id
@@ -63,6 +64,7 @@ struct JobExpander {
                 let entry = firstExpansion ? spec.id : nil
                 job.savePath = save.flatMap { outputPath($0.0, $0.1, context: context, jobID: id, reportingFor: entry, outputs: &outputs) }
                 job.downloadPath = download.flatMap { outputPath($0.0, $0.1, context: context, jobID: id, reportingFor: entry, outputs: &outputs) }
+                job.headersPath = saveHeaders.flatMap { outputPath($0.0, $0.1, context: context, jobID: id, reportingFor: entry, outputs: &outputs) }
                 expanded.append(job)
                 idsByBase[spec.id, default: []].append(id)
             }
@@ -103,7 +105,7 @@ struct JobExpander {
         let defined = Set(spec.matrix.map(\.key))
         var uses: [(String, SourceLocation)] = []
         for param in spec.params { uses += Self.placeholders(in: param.value).map { ($0, param.location) } }
-        for path in [spec.save, spec.download].compactMap({ $0 }) { uses += Template(path.template).placeholders.map { ($0, path.location) } }
+        for path in [spec.save, spec.download, spec.saveHeaders].compactMap({ $0 }) { uses += Template(path.template).placeholders.map { ($0, path.location) } }
         var templates = spec.behaviour.headers.compactMap(\.value)
         if case .url(let url, _, let request) = spec.target {
             templates.append(url)

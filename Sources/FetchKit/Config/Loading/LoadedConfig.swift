@@ -64,6 +64,8 @@ public struct ExpandedJob: Sendable {
     /// Absolute output paths, inside `output_dir`.
     public var savePath: String?
     public var downloadPath: String?
+    /// `save_headers`: where the status line and response headers go.
+    public var headersPath: String?
     /// Expanded ids of the jobs this one needs.
     public var needs: [String]
     let common: Common

@@ -145,16 +145,19 @@ public struct CacheOptions: Sendable, Equatable {
     public var policy: Policy?
     public var behavior: Behavior?
     public var staleIfError: Duration?
+    /// RFC 9111 §4.2.2 heuristic freshness for responses without explicit freshness (default off).
+    public var heuristic: Bool?
 
-    public init(policy: Policy? = nil, behavior: Behavior? = nil, staleIfError: Duration? = nil) {
+    public init(policy: Policy? = nil, behavior: Behavior? = nil, staleIfError: Duration? = nil, heuristic: Bool? = nil) {
         self.policy = policy
         self.behavior = behavior
         self.staleIfError = staleIfError
+        self.heuristic = heuristic
     }
 
     func merged(over b: CacheOptions) -> CacheOptions {
         CacheOptions(policy: pick(policy, b.policy), behavior: pick(behavior, b.behavior),
-                     staleIfError: pick(staleIfError, b.staleIfError))
+                     staleIfError: pick(staleIfError, b.staleIfError), heuristic: pick(heuristic, b.heuristic))
     }
 }
 

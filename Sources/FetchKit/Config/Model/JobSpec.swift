@@ -15,6 +15,11 @@ public struct Settings: Sendable, Equatable {
     /// Absolute, resolved against the jobs file's directory.
     public var stateDir: String
     public var failFast = false
+    /// `settings.cache.max_size`: the response cache is pruned to this many bytes (least recently
+    /// used first) at the end of each run. Default 1 GiB.
+    public var cacheMaxSize: Int64 = 1 << 30
+    /// `settings.cache.dir`: where the response cache lives; nil is `state_dir/cache`. Absolute.
+    public var cacheDir: String?
     /// The lowest layer of behaviour that config files set.
     public var behaviour = Behaviour()
 
@@ -26,6 +31,7 @@ public struct Settings: Sendable, Equatable {
     public static func == (lhs: Settings, rhs: Settings) -> Bool {
         lhs.concurrency == rhs.concurrency && lhs.perHost == rhs.perHost && lhs.outputDir == rhs.outputDir
             && lhs.stateDir == rhs.stateDir && lhs.failFast == rhs.failFast && lhs.behaviour == rhs.behaviour
+            && lhs.cacheMaxSize == rhs.cacheMaxSize && lhs.cacheDir == rhs.cacheDir
             && lhs.rateLimits.map(\.host) == rhs.rateLimits.map(\.host) && lhs.rateLimits.map(\.rate) == rhs.rateLimits.map(\.rate)
     }
 }
@@ -48,6 +54,8 @@ public struct JobSpec: Sendable {
     public var needs: [(id: String, location: SourceLocation)]
     public var save: OutputPath?
     public var download: OutputPath?
+    /// `save_headers:` the status line and response headers, as `curl -D` writes them.
+    public var saveHeaders: OutputPath?
     public var checksum: Checksum?
     public var behaviour: Behaviour
     public var location: SourceLocation

@@ -7,12 +7,13 @@ enum BehaviourKeys {
 
 extension ConfigReader {
     /// Reads the behaviour keys present in `entries` (other keys are the caller's).
-    func behaviour(_ entries: Entries) -> Behaviour {
+    /// `inSettings`: the jobs file's `settings`, where `cache` also takes the store's keys.
+    func behaviour(_ entries: Entries, inSettings: Bool = false) -> Behaviour {
         var b = Behaviour()
         if let node = entries["headers"] { b.headers = headers(node) }
         if let node = entries["timeout"] { b.timeout = timeout(node) }
         if let node = entries["retry"] { b.retry = retry(node) }
-        if let node = entries["cache"] { b.cache = cache(node) }
+        if let node = entries["cache"] { b.cache = cache(node, inSettings: inSettings) }
         if let node = entries["validate"] { b.validate = validation(node) }
         if let node = entries["redirect"] { b.redirect = redirect(node) }
         if let node = entries["auth"] { b.auth = auth(node) }
@@ -96,9 +97,25 @@ extension ConfigReader {
         return r
     }
 
-    func cache(_ node: Node) -> CacheOptions {
+    static let cacheKeys = ["policy", "behavior", "stale_if_error", "heuristic"]
+    /// The store's keys: one cache per run, so only `settings.cache` takes them.
+    static let cacheStoreKeys = ["max_size", "dir"]
+
+    func cache(_ node: Node, inSettings: Bool = false) -> CacheOptions {
         var c = CacheOptions()
-        guard let e = mapping(node, allowed: ["policy", "behavior", "stale_if_error"], what: "cache") else { return c }
+        guard let e = mapping(node, allowed: Self.cacheKeys + Self.cacheStoreKeys, what: "cache") else { return c }
+        if inSettings {
+            if let n = e["max_size"] { cacheStore.maxSize = size(n) }
+            if let n = e["dir"], let path = string(n) { cacheStore.directory = resolvePath(path) }
+        } else {
+            for key in Self.cacheStoreKeys {
+                if let k = e.keyNode(key) {
+                    error("key-not-allowed", "'cache.\(key)' belongs in the jobs file's settings: a run has one response cache", at: k,
+                          hint: "move it to settings: {cache: {\(key): …}}")
+                }
+            }
+        }
+        if let n = e["heuristic"] { c.heuristic = bool(n) }
         if let n = e["policy"] { c.policy = choice(n, CacheOptions.Policy.self, what: "cache policy") }
         if let n = e["behavior"] {
             if case .scalar = n, let text = string(n) {

@@ -4,7 +4,7 @@ import Yams
 extension ConfigReader {
     static let settingsKeys = ["concurrency", "per_host", "rate_limits", "output_dir", "state_dir", "fail_fast"] + BehaviourKeys.all
     static let adHocOnlyKeys = ["method"] + RequestKeys.all
-    static let jobKeys = ["id", "description", "route", "url", "params", "matrix", "needs", "save", "download", "checksum"]
+    static let jobKeys = ["id", "description", "route", "url", "params", "matrix", "needs", "save", "download", "save_headers", "checksum"]
         + adHocOnlyKeys + BehaviourKeys.all
 
     func settings(_ node: Node?) -> Settings {
@@ -18,7 +18,9 @@ extension ConfigReader {
         if let n = e["output_dir"], let path = string(n) { s.outputDir = resolvePath(path) }
         if let n = e["state_dir"], let path = string(n) { s.stateDir = resolvePath(path) }
         if let n = e["fail_fast"] { s.failFast = bool(n) ?? false }
-        s.behaviour = behaviour(e)
+        s.behaviour = behaviour(e, inSettings: true)
+        if let size = cacheStore.maxSize { s.cacheMaxSize = size }
+        s.cacheDir = cacheStore.directory
         return s
     }
 
@@ -86,13 +88,14 @@ extension ConfigReader {
             save = nil
             download = nil
         }
+        let saveHeaders = e["save_headers"].flatMap { n in string(n).map { OutputPath(template: $0, location: location(n)) } }
         let checksum = e["checksum"].flatMap { self.checksum($0) }
         if let c = e.keyNode("checksum"), e["download"] == nil {
             error("conflicting-keys", "'checksum' needs 'download' (only downloads are verified)", at: c)
         }
         guard let target else { return nil }
         return JobSpec(id: id, description: e["description"].flatMap { string($0) }, target: target, params: params,
-                       matrix: matrix, needs: needs, save: save, download: download, checksum: checksum,
+                       matrix: matrix, needs: needs, save: save, download: download, saveHeaders: saveHeaders, checksum: checksum,
                        behaviour: behaviour(e), location: location(idNode), baseDirectory: directory)
     }
 

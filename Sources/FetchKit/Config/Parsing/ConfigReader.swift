@@ -18,6 +18,8 @@ final class ConfigReader {
     var diagnostics: DiagnosticBag
     /// Resolved values that must never be printed: secret-named variables and credentials.
     var secrets: Set<String> = []
+    /// `settings.cache.max_size` and `.dir`, read with the settings' behaviour.
+    var cacheStore: (maxSize: Int64?, directory: String?) = (nil, nil)
 
     init(file: SourceFile, interpolator: EnvironmentInterpolator, mode: InterpolationMode, diagnostics: DiagnosticBag) {
         self.file = file

@@ -1,0 +1,117 @@
+import Foundation
+import NIOCore
+
+/// Wraps a job's sink for one cached request: passes the accepted response through to `inner`
+/// while copying its body into the response cache, and keeps a `304` to the session's own
+/// conditional request away from `inner` (the session then answers from the stored body).
+///
+/// The copy is stored only after `inner` finished (the job's file is in place) and only when the
+/// whole body arrived; a failure to write the copy drops it (with a `cache.warning`), never the job.
+final class CachingSink<Inner: ResponseSink>: ResponseSink {
+    let inner: Inner
+    private let cache: any ResponseCache
+    private let lookup: CacheLookup
+    private let revalidating: CachedResponse?
+    private let monitor: CompositeEventMonitor
+    private let state = LockedBox(State())
+
+    private struct State {
+        var sent: BuiltRequest?
+        var requestTime = Date()
+        var responseTime = Date()
+        var notModified: TransportResponseHead?
+        var head: TransportResponseHead?
+        var writer: (any CacheBodyWriter)?
+    }
+
+    init(inner: Inner, cache: any ResponseCache, lookup: CacheLookup, revalidating: CachedResponse?, monitor: CompositeEventMonitor) {
+        self.inner = inner
+        self.cache = cache
+        self.lookup = lookup
+        self.revalidating = revalidating
+        self.monitor = monitor
+    }
+
+    /// The `304` the revalidation got, if it did.
+    var notModified: TransportResponseHead? { state.withLock { $0.notModified } }
+    var requestTime: Date { state.withLock { $0.requestTime } }
+    var responseTime: Date { state.withLock { $0.responseTime } }
+
+    var cacheUse: RequestMetrics.CacheUse { notModified == nil ? .miss : .revalidated }
+
+    func prepare(_ request: BuiltRequest, attempt: Int) async throws -> BuiltRequest {
+        let prepared = try await inner.prepare(request, attempt: attempt)
+        state.withLock { s in
+            s.sent = prepared
+            s.requestTime = Date()
+            s.notModified = nil
+        }
+        return prepared
+    }
+
+    func handles(status: Int) -> Bool {
+        (status == 304 && revalidating != nil) || inner.handles(status: status)
+    }
+
+    func open(_ head: TransportResponseHead) throws {
+        let now = Date()
+        let sent = state.withLock { s -> BuiltRequest? in
+            s.responseTime = now
+            s.head = head
+            s.writer?.discard()
+            s.writer = nil
+            return s.sent
+        }
+        if head.status == 304, revalidating != nil {
+            state.withLock { $0.notModified = head }
+            return
+        }
+        try inner.open(head)
+        if let sent, lookup.mayStore(head, sent: sent), let writer = cache.makeBodyWriter() {
+            state.withLock { $0.writer = writer }
+        }
+    }
+
+    func write(_ chunk: ByteBuffer) throws {
+        try inner.write(chunk)
+        guard let writer = state.withLock({ $0.writer }) else { return }
+        do {
+            try writer.write(chunk)
+        } catch {
+            writer.discard()
+            state.withLock { $0.writer = nil }
+            monitor.responseCacheDidReport(CacheProblem(path: (error as? FetchError)?.url ?? "cache", message: "\(error)"))
+        }
+    }
+
+    func finish() async throws {
+        let (notModified, head, writer, sent, requestTime, responseTime) = state.withLock { s in
+            defer { s.writer = nil }
+            return (s.notModified, s.head, s.writer, s.sent, s.requestTime, s.responseTime)
+        }
+        if notModified != nil { return }
+        do {
+            try await inner.finish()
+        } catch {
+            writer?.discard()
+            throw error
+        }
+        guard let head, let sent else { writer?.discard(); return }
+        if sent.method == .head { await lookup.headDidArrive(head, cache: cache) }
+        guard let writer else { return }
+        guard let entry = lookup.entryToStore(head, sent: sent, requestTime: requestTime, responseTime: responseTime, bodySize: writer.size) else {
+            writer.discard()
+            return
+        }
+        await cache.store(entry, body: writer)
+    }
+
+    func abandon() async {
+        let writer = state.withLock { s -> (any CacheBodyWriter)? in
+            defer { s.writer = nil }
+            return s.writer
+        }
+        writer?.discard()
+        await inner.abandon()
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+import NIOCore
+
+/// A store of HTTP responses that outlives the process: what `URLCache` is to Alamofire, on a
+/// store of FetchKit's own (Foundation's `URLCache` never stores on Linux). The `Session` asks it
+/// for stored responses before sending, tees accepted bodies into it, freshens entries on `304`
+/// and invalidates them after unsafe requests; the rules (RFC 9111) are the session's, the store
+/// only keeps entries. `SQLiteResponseCache` is the default.
+///
+/// Implementations are called from many tasks at once. A store that fails (a full disk, a corrupt
+/// index) reports it through `onProblem` and behaves as if the entry were absent: a cache never
+/// fails a request.
+public protocol ResponseCache: Sendable {
+    /// Every stored response for `method` and the canonical URL `url` (`CacheKey.canonicalURL`),
+    /// newest first. Entries whose body is missing or torn are removed and not returned.
+    func entries(method: HTTPMethod, url: String) async -> [CachedResponse]
+
+    /// Calls `body` with the stored body of `entry`, in order. Throws when the body is gone or no
+    /// longer matches its recorded size (the entry is then removed); nothing was passed to `body`
+    /// in that case unless reading failed midway.
+    func readBody(of entry: CachedResponse, _ body: (ByteBuffer) throws -> Void) async throws
+
+    /// Starts storing a body; nil when the store can't take one now (not writable, say).
+    func makeBodyWriter() -> (any CacheBodyWriter)?
+
+    /// Stores `entry` with the body `writer` collected, replacing a stored response with the same
+    /// method, URL and `varyKey`. The body is in place before the entry becomes visible.
+    func store(_ entry: CachedResponse, body writer: any CacheBodyWriter) async
+
+    /// Replaces the stored headers and times of `entry` (a `304` or a `HEAD` freshened it).
+    func update(_ entry: CachedResponse) async
+
+    /// Removes every stored response (all methods, all variants) for the canonical URL `url`.
+    func invalidate(url: String) async
+
+    /// Removes one entry (a body that went missing, a response that says `no-store` now).
+    func remove(_ entry: CachedResponse) async
+
+    /// Notes how a lookup ended: `entry` served as `use`, or a `.miss` (least-recently-used pruning,
+    /// the hit ratio). Must return at once.
+    func didServe(_ entry: CachedResponse?, as use: RequestMetrics.CacheUse)
+}
+
+/// Collects a body being stored; written on the transport's I/O thread as chunks arrive.
+public protocol CacheBodyWriter: Sendable {
+    func write(_ chunk: ByteBuffer) throws
+    /// Bytes written so far.
+    var size: Int64 { get }
+    /// Throws away what was written (the response was not stored after all).
+    func discard()
+}
+
+/// A stored response: what was received (status, headers without `Set-Cookie` and hop-by-hop
+/// fields), when (the request and response times RFC 9111 §4.2.3 computes ages from), and which
+/// request headers it varies on.
+public struct CachedResponse: Sendable, Equatable {
+    /// The store's identity for the entry (0 before it is stored).
+    public var id: Int64
+    public var method: HTTPMethod
+    /// The canonical URL (`CacheKey.canonicalURL`).
+    public var url: String
+    public var status: Int
+    public var headers: HTTPHeaders
+    /// When the request that got this response was sent, and when its head arrived.
+    public var requestTime: Date
+    public var responseTime: Date
+    /// The lowercased request header names the response's `Vary` lists; nil without `Vary`.
+    public var varyNames: [String]?
+    /// Identifies the variant: a digest of the request's values of `varyNames` ("" without `Vary`).
+    public var varyKey: String
+    /// `behavior: {modify: {ttl}}`: a freshness lifetime that replaces the response's own.
+    public var ttl: TimeInterval?
+    /// Set when a `HEAD` response showed the stored one is out of date: revalidate before use.
+    public var invalidated: Bool
+    public var bodySize: Int64
+
+    public init(id: Int64 = 0, method: HTTPMethod, url: String, status: Int, headers: HTTPHeaders, requestTime: Date, responseTime: Date,
+                varyNames: [String]? = nil, varyKey: String = "", ttl: TimeInterval? = nil, invalidated: Bool = false, bodySize: Int64 = 0) {
+        self.id = id
+        self.method = method
+        self.url = url
+        self.status = status
+        self.headers = headers
+        self.requestTime = requestTime
+        self.responseTime = responseTime
+        self.varyNames = varyNames
+        self.varyKey = varyKey
+        self.ttl = ttl
+        self.invalidated = invalidated
+        self.bodySize = bodySize
+    }
+}
+
+/// A problem the response cache met and worked around (the entry was skipped, the run went on).
+public struct CacheProblem: Sendable, CustomStringConvertible {
+    /// The file or directory concerned.
+    public var path: String
+    public var message: String
+
+    public init(path: String, message: String) {
+        self.path = path
+        self.message = message
+    }
+
+    public var description: String { "\(message) (\(path))" }
+}

@@ -1,0 +1,54 @@
+import Foundation
+
+/// Decides what of a cacheable response is stored, after Alamofire's `CachedResponseHandler`: it
+/// sees the response the cache would store (already judged storable by RFC 9111) and returns it,
+/// a modified copy, or nil to store nothing.
+public protocol CachedResponseHandler: Sendable {
+    func response(toCache response: CachedResponse, for request: BuiltRequest) -> CachedResponse?
+}
+
+/// Alamofire's `ResponseCacher`: `.cache` stores responses as they are, `.doNotCache` stores
+/// nothing, `.modify` changes what is stored. A route's `cache.behavior` becomes one of these.
+///
+/// ```swift
+/// // Keep an API's answers for 10 minutes whatever its headers say, without its cookies' friends.
+/// let cacher = ResponseCacher.modify(ttl: 600, stripHeaders: ["X-Request-Id"])
+/// var options = RequestOptions()
+/// options.cache = RequestCacheOptions(handler: cacher)
+/// ```
+public struct ResponseCacher: CachedResponseHandler {
+    public enum Behavior: Sendable {
+        case cache
+        case doNotCache
+        /// Returns the response to store (or nil to store nothing).
+        case modify(@Sendable (BuiltRequest, CachedResponse) -> CachedResponse?)
+    }
+
+    public static let cache = ResponseCacher(behavior: .cache)
+    public static let doNotCache = ResponseCacher(behavior: .doNotCache)
+
+    /// `behavior: {modify: {ttl, strip_headers}}`: a freshness lifetime that replaces the response's
+    /// own (seconds; nil keeps it), and header fields left out of what is stored.
+    public static func modify(ttl: TimeInterval?, stripHeaders: [String]) -> ResponseCacher {
+        ResponseCacher(behavior: .modify { _, response in
+            var stored = response
+            if let ttl { stored.ttl = ttl }
+            for name in stripHeaders { stored.headers.remove(name: name) }
+            return stored
+        })
+    }
+
+    public let behavior: Behavior
+
+    public init(behavior: Behavior) {
+        self.behavior = behavior
+    }
+
+    public func response(toCache response: CachedResponse, for request: BuiltRequest) -> CachedResponse? {
+        switch behavior {
+        case .cache: return response
+        case .doNotCache: return nil
+        case .modify(let change): return change(request, response)
+        }
+    }
+}

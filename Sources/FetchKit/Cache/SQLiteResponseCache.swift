@@ -1,0 +1,561 @@
+import Crypto
+import Foundation
+import GRDB
+import NIOCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The default `ResponseCache`: an SQLite index (`index.sqlite`, through GRDB, WAL, a busy timeout,
+/// every write through GRDB's one writer) and the bodies as files under `bodies/`, in one directory
+/// (`state_dir/cache` unless `settings.cache.dir` says otherwise). Several processes may share it.
+///
+/// Crash safety: a body is written to `tmp/`, renamed into `bodies/` and only then is its index row
+/// committed, so a `kill -9` at any moment leaves at worst an orphan file (removed by `prune`),
+/// never a row without its body. A row whose body is missing or has another size is a miss and is
+/// removed. Nothing secret is written: rows are keyed by a SHA-256 of the URL and of the varying
+/// request header values; the URL kept for `fetchctl cache list` is redacted.
+///
+/// Problems (a corrupt index, a directory that is not writable, a full disk) go to `onProblem`
+/// once each and the entry concerned is skipped; a cache never fails a request.
+public final class SQLiteResponseCache: ResponseCache {
+    public let directory: String
+    let pool: DatabasePool
+    private let redact: @Sendable (String) -> String
+    private let onProblem: @Sendable (CacheProblem) -> Void
+    private let state = LockedBox(State())
+
+    private struct State {
+        /// Entries served since the last `finishRun`, for `used_at` and `hits` (written in one transaction).
+        var served: [Int64: Int] = [:]
+        var counts: [RequestMetrics.CacheUse: Int] = [:]
+        var reported: Set<String> = []
+    }
+
+    public var indexPath: String { (directory as NSString).appendingPathComponent("index.sqlite") }
+    var bodiesPath: String { (directory as NSString).appendingPathComponent("bodies") }
+    var temporaryPath: String { (directory as NSString).appendingPathComponent("tmp") }
+
+    /// Opens (creating if needed) the cache in `directory`. An index that is not a database or is
+    /// corrupt is reported and replaced by an empty one (the cache holds nothing a run needs).
+    /// - Parameters:
+    ///   - redact: applied to URLs before they are written (`Redactor.redact`).
+    ///   - onProblem: told about every problem worked around, once per path and message.
+    ///   - readOnly: opens an existing index without creating or migrating (`cache stats`, `--dry-run`).
+    public init(directory: String, readOnly: Bool = false, redact: @escaping @Sendable (String) -> String = { $0 },
+                onProblem: @escaping @Sendable (CacheProblem) -> Void = { _ in }) throws {
+        self.directory = directory
+        self.redact = redact
+        self.onProblem = onProblem
+        let path = (directory as NSString).appendingPathComponent("index.sqlite")
+        if readOnly {
+            guard FileManager.default.fileExists(atPath: path) else {
+                throw FetchError(.io, "no response cache in '\(directory)'")
+            }
+            var configuration = Configuration()
+            configuration.readonly = true
+            configuration.busyMode = .timeout(5)
+            do {
+                pool = try DatabasePool(path: path, configuration: configuration)
+            } catch {
+                throw FetchError(.io, "cannot open the response cache '\(path)': \(error)")
+            }
+            return
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw FetchError(.io, "cannot create the response cache directory '\(directory)': \(error.localizedDescription)")
+        }
+        do {
+            pool = try Self.open(path)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CORRUPT || error.resultCode == .SQLITE_NOTADB {
+            onProblem(CacheProblem(path: path, message: "the response cache index is corrupt; starting an empty one"))
+            for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
+            do { pool = try Self.open(path) } catch { throw FetchError(.io, "cannot open the response cache '\(path)': \(error)") }
+        } catch {
+            throw FetchError(.io, "cannot open the response cache '\(path)': \(error)")
+        }
+    }
+
+    private static func open(_ path: String) throws -> DatabasePool {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+        let pool = try DatabasePool(path: path, configuration: configuration)
+        try migrator.migrate(pool)
+        // A torn or truncated file may open fine and fail only when a page is read.
+        _ = try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM responses") }
+        return pool
+    }
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: responses, usage") { db in
+            try db.execute(sql: """
+                CREATE TABLE responses (
+                  id INTEGER PRIMARY KEY,
+                  url_hash TEXT NOT NULL,
+                  method TEXT NOT NULL,
+                  vary_key TEXT NOT NULL,
+                  vary_names TEXT,
+                  url TEXT NOT NULL,
+                  status INTEGER NOT NULL,
+                  headers TEXT NOT NULL,
+                  request_time REAL NOT NULL,
+                  response_time REAL NOT NULL,
+                  ttl REAL,
+                  invalidated INTEGER NOT NULL DEFAULT 0,
+                  body TEXT NOT NULL,
+                  body_size INTEGER NOT NULL,
+                  stored_at REAL NOT NULL,
+                  used_at REAL NOT NULL,
+                  hits INTEGER NOT NULL DEFAULT 0,
+                  UNIQUE (url_hash, method, vary_key)
+                );
+                CREATE INDEX responses_by_use ON responses (used_at);
+                CREATE TABLE usage (
+                  run_id TEXT PRIMARY KEY,
+                  finished_at REAL NOT NULL,
+                  hits INTEGER NOT NULL,
+                  revalidated INTEGER NOT NULL,
+                  stale INTEGER NOT NULL,
+                  misses INTEGER NOT NULL
+                );
+                """)
+        }
+        return migrator
+    }
+
+    // MARK: - ResponseCache
+
+    public func entries(method: HTTPMethod, url: String) async -> [CachedResponse] {
+        let hash = Self.digest(url)
+        let rows: [Row]
+        do {
+            rows = try await pool.read { db in
+                try Row.fetchAll(db, sql: "SELECT * FROM responses WHERE url_hash = ? AND method = ? ORDER BY response_time DESC, id DESC",
+                                 arguments: [hash, method.rawValue])
+            }
+        } catch {
+            report(indexPath, "cannot read the response cache index: \(error)")
+            return []
+        }
+        return rows.map { CachedResponse(row: $0, url: url) }
+    }
+
+    public func readBody(of entry: CachedResponse, _ body: (ByteBuffer) throws -> Void) async throws {
+        let path = try await bodyPath(of: entry)
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            await remove(entry)
+            throw CacheMiss(reason: "the stored body is missing")
+        }
+        defer { Glibc.close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, Int64(info.st_size) == entry.bodySize else {
+            await remove(entry)
+            throw CacheMiss(reason: "the stored body has the wrong size")
+        }
+        var remaining = entry.bodySize
+        let allocator = ByteBufferAllocator()
+        while remaining > 0 {
+            var buffer = allocator.buffer(capacity: Int(min(remaining, 256 * 1024)))
+            let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 0) { raw in
+                Glibc.read(fd, raw.baseAddress!, min(raw.count, Int(remaining)))
+            }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { throw CacheMiss(reason: "the stored body could not be read") }
+            remaining -= Int64(count)
+            try body(buffer)
+        }
+    }
+
+    public func makeBodyWriter() -> (any CacheBodyWriter)? {
+        do {
+            return try SQLiteCacheBodyWriter(directory: temporaryPath)
+        } catch {
+            report(temporaryPath, "cannot store responses: \((error as? FetchError)?.message ?? "\(error)")")
+            return nil
+        }
+    }
+
+    public func store(_ entry: CachedResponse, body writer: any CacheBodyWriter) async {
+        guard let writer = writer as? SQLiteCacheBodyWriter else { return writer.discard() }
+        let name = Self.randomName()
+        let relative = "bodies/" + name.prefix(2) + "/" + name
+        let destination = (directory as NSString).appendingPathComponent(relative)
+        do {
+            try writer.close()
+            if rename(writer.path, destination) != 0 {
+                guard errno == ENOENT else { throw FileIO.error(errno, "cannot move a stored body into '\(destination)'") }
+                try FileIO.createDirectory(containing: destination)
+                guard rename(writer.path, destination) == 0 else { throw FileIO.error(errno, "cannot move a stored body into '\(destination)'") }
+            }
+        } catch {
+            writer.discard()
+            report(destination, "cannot store a response: \((error as? FetchError)?.message ?? "\(error)")")
+            return
+        }
+        let hash = Self.digest(entry.url)
+        let shownURL = redact(entry.url)
+        let headers = Self.encode(entry.headers)
+        let size = writer.size
+        let now = Date().timeIntervalSince1970
+        do {
+            let replaced = try await pool.write { db -> String? in
+                let old = try String.fetchOne(db, sql: "SELECT body FROM responses WHERE url_hash = ? AND method = ? AND vary_key = ?",
+                                              arguments: [hash, entry.method.rawValue, entry.varyKey])
+                try db.execute(sql: """
+                    INSERT INTO responses (url_hash, method, vary_key, vary_names, url, status, headers, request_time, response_time, ttl,
+                                           invalidated, body, body_size, stored_at, used_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)
+                    ON CONFLICT (url_hash, method, vary_key) DO UPDATE SET vary_names = excluded.vary_names, url = excluded.url,
+                      status = excluded.status, headers = excluded.headers, request_time = excluded.request_time,
+                      response_time = excluded.response_time, ttl = excluded.ttl, invalidated = 0, body = excluded.body,
+                      body_size = excluded.body_size, stored_at = excluded.stored_at, used_at = excluded.used_at
+                    """, arguments: [hash, entry.method.rawValue, entry.varyKey, entry.varyNames?.joined(separator: " "), shownURL, entry.status,
+                                     headers, entry.requestTime.timeIntervalSince1970, entry.responseTime.timeIntervalSince1970, entry.ttl,
+                                     relative, size, now, now])
+                return old
+            }
+            if let replaced { unlink((directory as NSString).appendingPathComponent(replaced)) }
+        } catch {
+            unlink(destination)
+            report(indexPath, "cannot store a response: \(error)")
+        }
+    }
+
+    public func update(_ entry: CachedResponse) async {
+        let headers = Self.encode(entry.headers)
+        do {
+            try await pool.write { db in
+                try db.execute(sql: """
+                    UPDATE responses SET headers = ?, status = ?, request_time = ?, response_time = ?, invalidated = ?, ttl = ? WHERE id = ?
+                    """, arguments: [headers, entry.status, entry.requestTime.timeIntervalSince1970, entry.responseTime.timeIntervalSince1970,
+                                     entry.invalidated, entry.ttl, entry.id])
+            }
+        } catch {
+            report(indexPath, "cannot update a stored response: \(error)")
+        }
+    }
+
+    public func invalidate(url: String) async {
+        let hash = Self.digest(url)
+        await delete(where: "url_hash = ?", arguments: [hash])
+    }
+
+    public func remove(_ entry: CachedResponse) async {
+        await delete(where: "id = ?", arguments: [entry.id])
+    }
+
+    public func didServe(_ entry: CachedResponse?, as use: RequestMetrics.CacheUse) {
+        state.withLock { s in
+            s.counts[use, default: 0] += 1
+            if let entry, use != .miss { s.served[entry.id, default: 0] += 1 }
+        }
+    }
+
+    // MARK: - Maintenance
+
+    /// Writes what this process served (for LRU and `cache stats`' hit ratio of the last run), then
+    /// prunes to `maxSize`. Called once at the end of a run.
+    public func finishRun(id runID: String, maxSize: Int64?) async {
+        let (served, counts) = state.withLock { s -> ([Int64: Int], [RequestMetrics.CacheUse: Int]) in
+            defer { s.served = [:]; s.counts = [:] }
+            return (s.served, s.counts)
+        }
+        let now = Date().timeIntervalSince1970
+        do {
+            try await pool.write { db in
+                for (id, hits) in served {
+                    try db.execute(sql: "UPDATE responses SET used_at = ?, hits = hits + ? WHERE id = ?", arguments: [now, hits, id])
+                }
+                if !counts.isEmpty {
+                    try db.execute(sql: "INSERT OR REPLACE INTO usage (run_id, finished_at, hits, revalidated, stale, misses) VALUES (?, ?, ?, ?, ?, ?)",
+                                   arguments: [runID, now, counts[.hit] ?? 0, counts[.revalidated] ?? 0, counts[.stale] ?? 0, counts[.miss] ?? 0])
+                }
+            }
+        } catch {
+            report(indexPath, "cannot record the response cache's use: \(error)")
+        }
+        if let maxSize { _ = await prune(maxSize: maxSize) }
+    }
+
+    /// Removes least recently used entries until the bodies total at most `maxSize` bytes, and
+    /// entries not used for `olderThan`. With `sweep`, also removes body files no row names and
+    /// temporary files older than an hour (left by a killed process). Returns what was removed.
+    @discardableResult
+    public func prune(maxSize: Int64? = nil, olderThan: TimeInterval? = nil, sweep: Bool = false) async -> CachePruneResult {
+        var result = CachePruneResult()
+        do {
+            let removed = try await pool.write { db -> [(String, Int64)] in
+                var removed: [(String, Int64)] = []
+                if let olderThan {
+                    let cutoff = Date().timeIntervalSince1970 - olderThan
+                    let rows = try Row.fetchAll(db, sql: "SELECT body, body_size FROM responses WHERE used_at < ?", arguments: [cutoff])
+                    removed += rows.map { ($0["body"], $0["body_size"]) }
+                    try db.execute(sql: "DELETE FROM responses WHERE used_at < ?", arguments: [cutoff])
+                }
+                if let maxSize {
+                    var total = try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(body_size), 0) FROM responses") ?? 0
+                    if total > maxSize {
+                        let rows = try Row.fetchCursor(db, sql: "SELECT id, body, body_size FROM responses ORDER BY used_at, id")
+                        var ids: [Int64] = []
+                        while total > maxSize, let row = try rows.next() {
+                            ids.append(row["id"])
+                            removed.append((row["body"], row["body_size"]))
+                            total -= row["body_size"] as Int64
+                        }
+                        for chunk in stride(from: 0, to: ids.count, by: 500) {
+                            let part = ids[chunk..<min(chunk + 500, ids.count)]
+                            try db.execute(sql: "DELETE FROM responses WHERE id IN (\(part.map { _ in "?" }.joined(separator: ",")))",
+                                           arguments: StatementArguments(Array(part)))
+                        }
+                    }
+                }
+                return removed
+            }
+            for (body, size) in removed {
+                unlink((directory as NSString).appendingPathComponent(body))
+                result.entries += 1
+                result.bytes += size
+            }
+        } catch {
+            report(indexPath, "cannot prune the response cache: \(error)")
+        }
+        if sweep { result.orphans = await sweepOrphans() }
+        return result
+    }
+
+    /// Removes every entry and body.
+    public func clear() async throws -> CachePruneResult {
+        var result = CachePruneResult()
+        let (count, bytes) = try await pool.write { db -> (Int, Int64) in
+            let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM responses") ?? 0
+            let bytes = try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(body_size), 0) FROM responses") ?? 0
+            try db.execute(sql: "DELETE FROM responses; DELETE FROM usage")
+            return (count, bytes)
+        }
+        result.entries = count
+        result.bytes = bytes
+        try? FileManager.default.removeItem(atPath: bodiesPath)
+        try? FileManager.default.removeItem(atPath: temporaryPath)
+        return result
+    }
+
+    private func sweepOrphans() async -> Int {
+        let known: Set<String>
+        do {
+            known = Set(try await pool.read { db in try String.fetchAll(db, sql: "SELECT body FROM responses") })
+        } catch {
+            return 0
+        }
+        var removed = 0
+        let files = FileManager.default
+        for bucket in (try? files.contentsOfDirectory(atPath: bodiesPath)) ?? [] {
+            let folder = (bodiesPath as NSString).appendingPathComponent(bucket)
+            for name in (try? files.contentsOfDirectory(atPath: folder)) ?? [] where !known.contains("bodies/\(bucket)/\(name)") {
+                if unlink((folder as NSString).appendingPathComponent(name)) == 0 { removed += 1 }
+            }
+        }
+        let hourAgo = Date().addingTimeInterval(-3600)
+        for name in (try? files.contentsOfDirectory(atPath: temporaryPath)) ?? [] {
+            let path = (temporaryPath as NSString).appendingPathComponent(name)
+            if let modified = (try? files.attributesOfItem(atPath: path))?[.modificationDate] as? Date, modified < hourAgo, unlink(path) == 0 {
+                removed += 1
+            }
+        }
+        return removed
+    }
+
+    // MARK: - Reading for `fetchctl cache`
+
+    /// Entries, bytes, the oldest entry and the last run's use.
+    public func statistics() async throws -> CacheStatistics {
+        try await pool.read { db in
+            var stats = CacheStatistics()
+            if let row = try Row.fetchOne(db, sql: "SELECT count(*) AS n, COALESCE(SUM(body_size), 0) AS bytes, MIN(stored_at) AS oldest FROM responses") {
+                stats.entries = row["n"]
+                stats.bytes = row["bytes"]
+                stats.oldest = (row["oldest"] as Double?).map { Date(timeIntervalSince1970: $0) }
+            }
+            if let row = try Row.fetchOne(db, sql: "SELECT * FROM usage ORDER BY finished_at DESC LIMIT 1") {
+                stats.lastRun = CacheStatistics.RunUse(runID: row["run_id"], hits: row["hits"], revalidated: row["revalidated"],
+                                                       stale: row["stale"], misses: row["misses"])
+            }
+            return stats
+        }
+    }
+
+    /// Stored entries (redacted URLs), most recently used first, optionally only those whose URL starts with `prefix`.
+    public func list(urlPrefix prefix: String? = nil) async throws -> [CacheListing] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM responses ORDER BY used_at DESC, id DESC").compactMap { row -> CacheListing? in
+                let url: String = row["url"]
+                if let prefix, !url.hasPrefix(prefix) { return nil }
+                return CacheListing(method: row["method"], url: url, status: row["status"], bytes: row["body_size"],
+                                    storedAt: Date(timeIntervalSince1970: row["stored_at"]), usedAt: Date(timeIntervalSince1970: row["used_at"]),
+                                    hits: row["hits"], headers: Self.decode(row["headers"]),
+                                    responseTime: Date(timeIntervalSince1970: row["response_time"]),
+                                    requestTime: Date(timeIntervalSince1970: row["request_time"]), ttl: row["ttl"])
+            }
+        }
+    }
+
+    // MARK: - Helpers
+
+    private func bodyPath(of entry: CachedResponse) async throws -> String {
+        let name = try? await pool.read { db in try String.fetchOne(db, sql: "SELECT body FROM responses WHERE id = ?", arguments: [entry.id]) }
+        guard let name = name ?? nil else { throw CacheMiss(reason: "the entry is gone") }
+        return (directory as NSString).appendingPathComponent(name)
+    }
+
+    private func delete(where condition: String, arguments: StatementArguments) async {
+        do {
+            let bodies = try await pool.write { db -> [String] in
+                let bodies = try String.fetchAll(db, sql: "SELECT body FROM responses WHERE \(condition)", arguments: arguments)
+                try db.execute(sql: "DELETE FROM responses WHERE \(condition)", arguments: arguments)
+                return bodies
+            }
+            for body in bodies { unlink((directory as NSString).appendingPathComponent(body)) }
+        } catch {
+            report(indexPath, "cannot remove a stored response: \(error)")
+        }
+    }
+
+    private func report(_ path: String, _ message: String) {
+        let isNew = state.withLock { $0.reported.insert(path + "\u{0}" + message).inserted }
+        if isNew { onProblem(CacheProblem(path: path, message: message)) }
+    }
+
+    static func digest(_ text: String) -> String {
+        SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    static func randomName() -> String {
+        String(format: "%016llx%016llx", UInt64.random(in: .min ... .max), UInt64.random(in: .min ... .max))
+    }
+
+    /// Headers as `name: value` lines (field values never contain a line break).
+    static func encode(_ headers: HTTPHeaders) -> String {
+        var text = ""
+        for header in headers { text += header.name + ": " + header.value + "\n" }
+        return text
+    }
+
+    static func decode(_ text: String) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        for line in text.split(separator: "\n") {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let value = line[line.index(after: colon)...].drop { $0 == " " }
+            headers.add(name: String(line[..<colon]), value: String(value))
+        }
+        return headers
+    }
+}
+
+extension CachedResponse {
+    init(row: Row, url: String) {
+        let names: String? = row["vary_names"]
+        self.init(id: row["id"], method: HTTPMethod(rawValue: row["method"]) ?? .get, url: url, status: row["status"],
+                  headers: SQLiteResponseCache.decode(row["headers"]),
+                  requestTime: Date(timeIntervalSince1970: row["request_time"]), responseTime: Date(timeIntervalSince1970: row["response_time"]),
+                  varyNames: names.map { $0.split(separator: " ").map(String.init) }, varyKey: row["vary_key"], ttl: row["ttl"],
+                  invalidated: row["invalidated"], bodySize: row["body_size"])
+    }
+}
+
+/// A stored entry that can't be served (its body went missing); the session treats it as a miss.
+struct CacheMiss: Error {
+    var reason: String
+}
+
+/// A body being stored: a temporary file in the cache's `tmp/`, renamed into place by `store`.
+final class SQLiteCacheBodyWriter: CacheBodyWriter {
+    let path: String
+    private let state = LockedBox<(fd: Int32, size: Int64)>((-1, 0))
+    private static let counter = LockedBox(0)
+
+    init(directory: String) throws {
+        let serial = Self.counter.withLock { $0 += 1; return $0 }
+        path = (directory as NSString).appendingPathComponent("\(getpid())-\(serial)-\(SQLiteResponseCache.randomName().prefix(8)).tmp")
+        var fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        if fd < 0, errno == ENOENT {
+            try FileIO.createDirectory(containing: path)
+            fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        }
+        guard fd >= 0 else { throw FileIO.error(errno, "cannot create '\(path)'") }
+        state.withLock { $0.fd = fd }
+    }
+
+    var size: Int64 { state.withLock { $0.size } }
+
+    func write(_ chunk: ByteBuffer) throws {
+        try state.withLock { s in
+            guard s.fd >= 0 else { throw FetchError(.io, "'\(path)' is not open") }
+            try FileIO.write(chunk, to: s.fd, path: path)
+            s.size += Int64(chunk.readableBytes)
+        }
+    }
+
+    func close() throws {
+        try state.withLock { s in
+            guard s.fd >= 0 else { throw FetchError(.io, "'\(path)' is not open") }
+            defer { s.fd = -1 }
+            guard Glibc.close(s.fd) == 0 else { throw FileIO.error(errno, "cannot close '\(path)'") }
+        }
+    }
+
+    func discard() {
+        state.withLock { s in
+            if s.fd >= 0 { Glibc.close(s.fd) }
+            s.fd = -1
+        }
+        unlink(path)
+    }
+}
+
+/// What `prune` or `clear` removed.
+public struct CachePruneResult: Sendable, Equatable {
+    public var entries = 0
+    public var bytes: Int64 = 0
+    /// Body and temporary files no entry named.
+    public var orphans = 0
+}
+
+/// `fetchctl cache stats`.
+public struct CacheStatistics: Sendable {
+    public struct RunUse: Sendable {
+        public var runID: String
+        public var hits: Int
+        public var revalidated: Int
+        public var stale: Int
+        public var misses: Int
+        /// Responses served without a full download (hits, 304s and stale serves) over all lookups.
+        public var hitRatio: Double {
+            let total = hits + revalidated + stale + misses
+            return total == 0 ? 0 : Double(hits + revalidated + stale) / Double(total)
+        }
+    }
+
+    public var entries = 0
+    public var bytes: Int64 = 0
+    public var oldest: Date?
+    public var lastRun: RunUse?
+}
+
+/// One entry as `fetchctl cache list` shows it.
+public struct CacheListing: Sendable {
+    public var method: String
+    public var url: String
+    public var status: Int
+    public var bytes: Int64
+    public var storedAt: Date
+    public var usedAt: Date
+    public var hits: Int
+    public var headers: HTTPHeaders
+    public var responseTime: Date
+    public var requestTime: Date
+    public var ttl: TimeInterval?
+}
