@@ -276,8 +276,19 @@ DEFS["cache"] = obj(
                 ),
             ],
         },
-        "stale_if_error": ref("duration", "Serve a stored response up to this old when the network fails (offline fallback). Unset: never."),
+        "stale_if_error": ref("duration", "When the request fails after its retries (timeout, connection, DNS or TLS handshake failure, truncated body, 5xx), serve a stored response that has been stale for at most this long (offline fallback). The response's own stale-if-error may allow more. Unset: only what the response allows."),
+        "heuristic": boolean("RFC 9111 heuristic freshness: a response without max-age or Expires but with Last-Modified is fresh for 10% of the time since it was last modified, at most 24 hours. Off: such a response is revalidated on every use.", default=False),
     },
+)
+
+# The jobs file's settings.cache: the behaviour keys above plus the store's own keys (one
+# response cache per run, so only settings may place and size it).
+DEFS["settings_cache"] = obj(
+    "Response cache: the behaviour for every job (as in a route's cache block) and, here only, where the store lives and how large it may grow.",
+    dict(DEFS["cache"]["properties"], **{
+        "max_size": ref("size", "Largest total size of the stored bodies; least recently used responses are removed at the end of each run. Default 1GiB."),
+        "dir": string("Directory of the response cache (index.sqlite, bodies/); relative to this file unless absolute. Default: cache/ in state_dir."),
+    }),
 )
 
 DEFS["validate"] = obj(
@@ -623,6 +634,7 @@ settings_props = {
     "fail_fast": boolean("Cancel the remaining jobs after the first failure.", default=False),
 }
 settings_props.update(behaviour_properties())
+settings_props["cache"] = ref("settings_cache", "Response cache policy for every job, and the store's size and place.")
 DEFS["settings"] = obj(
     "Run settings, and behaviour for every job (the outermost configurable layer).",
     settings_props,
@@ -661,6 +673,10 @@ job_props = {
 job_props.update(request_properties())
 job_props["save"] = string("Write the response body to this path under output_dir (atomically).", minLength=1)
 job_props["download"] = string("Stream the response to this path under output_dir, resumably.", minLength=1)
+job_props["save_headers"] = string(
+    "Write the status line and response headers to this path under output_dir, like curl -D (CRLF line ends; credential headers such as Set-Cookie as <redacted>). A response from the cache gives its stored headers with its current Age.",
+    minLength=1,
+)
 job_props["checksum"] = ref("checksum", "Expected digest of the download: sha256:<hex> or sha512:<hex>.")
 job_props.update(behaviour_properties())
 
@@ -799,8 +815,6 @@ def render(schema):
 
 
 def outputs():
-    # `size` is used by no key of version 1; it is kept in both files so that
-    # editors and future keys share the grammar documented in docs/configuration.md.
     routes = render(attach_defs(routes_schema(), extra=[]))
     jobs = render(attach_defs(jobs_schema(), extra=[]))
     return {

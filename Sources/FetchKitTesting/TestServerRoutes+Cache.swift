@@ -6,9 +6,10 @@ extension TestServerRoutes {
     /// tests and the demo. Parameters (each header is left out when its parameter is `none`):
     /// - `cache_control` (default `max-age=60`, or `max_age=S`), `cache_control2` a second line;
     /// - `etag` (default the key's version, quoted; `W/...` allowed), `last_modified` (default a fixed
-    ///   date), `expires`, `date` (default now; `date_offset=S` shifts it), `age`, `vary`, `set_cookie`,
+    ///   date), `expires`, `date` (default now; `date_offset=S` shifts it), `age`, `vary`, `set_cookie` (`1` for one made up by the server),
     ///   `content_type` (default `application/json`);
-    /// - `status` (default 200), `size=N` pads the body to N bytes.
+    /// - `status` (default 200), `size=N` pads the body to N bytes, `fixed=1` leaves the served count
+    ///   out of the body (the same bytes every time, for comparing digests).
     ///
     /// `If-None-Match` (any listed tag, weak comparison) or, without it, `If-Modified-Since` at or after
     /// `Last-Modified` gets a `304` carrying the same validators and caching headers. The body names
@@ -51,11 +52,15 @@ extension TestServerRoutes {
             return Reply(status: .notModified, headers: headers)
         }
 
-        if let cookie = param("set_cookie", nil) { headers.append(("Set-Cookie", cookie)) }
+        if let cookie = param("set_cookie", nil) {
+            // `1`: a cookie whose value appears nowhere in the request, to look for it on disk.
+            headers.append(("Set-Cookie", cookie == "1" ? "session=issued-by-server-7f3a9c; Path=/" : cookie))
+        }
         headers.append(("Content-Type", param("content_type", "application/json") ?? "application/octet-stream"))
         let served = state.hit("cache:\(key)")
         let varied = request.query["vary"].flatMap { name in request.headers[name].first } ?? ""
-        var text = #"{"key":\#(jsonString(key)),"version":\#(jsonString(version)),"served":\#(served),"varied":\#(jsonString(varied))}"#
+        let count = request.query["fixed"] == "1" ? "" : #","served":\#(served)"#
+        var text = #"{"key":\#(jsonString(key)),"version":\#(jsonString(version))\#(count),"varied":\#(jsonString(varied))}"#
         if let size = request.int("size"), size > text.utf8.count + 1 {
             text += "\n" + String(repeating: "x", count: size - text.utf8.count - 2) + "\n"
         }

@@ -119,14 +119,16 @@ public struct RunInvocation: Sendable {
         if let store { monitors.append(StateRecorder(store: store, jobsFile: jobsFile)) }
 
         // The response cache: without it (not writable, say) the run goes on, sending every request.
-        let problems = CompositeEventMonitor(monitors)
+        // Problems found while opening it are logged once the run (and its run_id) has started.
+        let problems = CacheProblemRelay(CompositeEventMonitor(monitors))
+        monitors.append(problems)
         let cacheDirectory = Self.cacheDirectory(config, stateDirectory: stateDirectory)
         var cache: SQLiteResponseCache?
         do {
             cache = try SQLiteResponseCache(directory: cacheDirectory, redact: { [redactor = config.redactor] in redactor.redact($0) },
-                                            onProblem: { problems.responseCacheDidReport($0) })
+                                            onProblem: { problems.report($0) })
         } catch {
-            problems.responseCacheDidReport(CacheProblem(path: cacheDirectory, message: "running without the response cache: \(error)"))
+            problems.report(CacheProblem(path: cacheDirectory, message: "running without the response cache: \(error)"))
         }
 
         let options = Runner.Options(concurrency: concurrency, failFast: failFast, maxTime: maxTime, stateStore: store, resumes: !noResume,
@@ -174,6 +176,34 @@ public struct RunInvocation: Sendable {
     }
 }
 
+/// Passes the response cache's problems to the monitors, holding those found before the run
+/// started (opening the store) until `run.started`, so every log line has its `run_id`.
+final class CacheProblemRelay: EventMonitor {
+    private let targets: CompositeEventMonitor
+    private let state = LockedBox<(started: Bool, pending: [CacheProblem])>((false, []))
+
+    init(_ targets: CompositeEventMonitor) {
+        self.targets = targets
+    }
+
+    func report(_ problem: CacheProblem) {
+        let now = state.withLock { s -> Bool in
+            if !s.started { s.pending.append(problem) }
+            return s.started
+        }
+        if now { targets.responseCacheDidReport(problem) }
+    }
+
+    func runDidStart(_ run: RunInfo) {
+        let pending = state.withLock { s -> [CacheProblem] in
+            s.started = true
+            defer { s.pending = [] }
+            return s.pending
+        }
+        for problem in pending { targets.responseCacheDidReport(problem) }
+    }
+}
+
 /// `--dry-run`: the plan in order, each job with what it needs and where its output goes, whether
 /// the response cache would answer it, and its request as a cURL command with secrets redacted.
 /// Nothing is sent.
@@ -197,7 +227,7 @@ public struct DryRunRenderer: Sendable {
             if !job.needs.isEmpty { out += " (needs \(job.needs.joined(separator: ", ")))" }
             if let path = job.downloadPath { out += " → download \(path)" } else if let path = job.savePath { out += " → save \(path)" }
             out += "\n"
-            if job.downloadPath == nil, let line = await cachePlan(job) { out += "# cache: \(line)\n" }
+            if let line = await cachePlan(job) { out += "# cache: \(line)\n" }
             do {
                 out += try renderer.curl(job.router.makeRequest())
                 if !out.hasSuffix("\n") { out += "\n" }
@@ -210,8 +240,11 @@ public struct DryRunRenderer: Sendable {
 
     /// What the response cache would do for `job`, for the plan; nil when it would not be consulted.
     private func cachePlan(_ job: ExpandedJob) async -> String? {
+        if job.downloadPath != nil {
+            return offline ? "offline: succeeds only if the finished download is on disk, else fails with not_cached" : nil
+        }
         guard let request = try? job.router.makeRequest(), request.method == .get || request.method == .head else { return nil }
-        guard let cache else { return offline ? "nothing stored: fails with not_cached" : nil }
+        guard let cache else { return offline ? "nothing stored: fails with not_cached" : "not stored: fetched" }
         var keyed = request
         Session.addDefaultHeaders(&keyed, options: RequestOptions(decodesContent: true))
         let lookup = CacheLookup(request: keyed, options: RequestCacheOptions(job.behaviour, offline: offline), decodesContent: true)

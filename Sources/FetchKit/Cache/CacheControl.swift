@@ -188,7 +188,7 @@ public struct CacheControl: Sendable, Equatable {
 
     /// The list elements of one field line (RFC 9110 §5.6.1), each as a directive.
     static func parse(_ line: String) -> [RawDirective] {
-        var scanner = Scanner(bytes: Array(line.utf8))
+        var scanner = FieldScanner(bytes: Array(line.utf8))
         var result: [RawDirective] = []
         while !scanner.atEnd {
             scanner.skipWhitespace()
@@ -221,7 +221,7 @@ public struct CacheControl: Sendable, Equatable {
     }
 
     /// A cursor over a field line's bytes.
-    struct Scanner {
+    struct FieldScanner {
         let bytes: [UInt8]
         var index = 0
 

@@ -4,10 +4,10 @@ import Foundation
 public enum CacheReport {
     public static func stats(_ stats: CacheStatistics, directory: String, json: Bool) -> String {
         if json {
-            var object = "{\"directory\":\(JSONText.quote(directory)),\"entries\":\(stats.entries),\"bytes\":\(stats.bytes)"
-            object += ",\"oldest\":" + (stats.oldest.map { JSONText.quote(LogFormatting.timestamp($0)) } ?? "null")
+            var object = "{\"directory\":\(quote(directory)),\"entries\":\(stats.entries),\"bytes\":\(stats.bytes)"
+            object += ",\"oldest\":" + (stats.oldest.map { quote(LogFormatting.timestamp($0)) } ?? "null")
             if let run = stats.lastRun {
-                object += ",\"last_run\":{\"run_id\":\(JSONText.quote(run.runID)),\"hits\":\(run.hits),\"revalidated\":\(run.revalidated)"
+                object += ",\"last_run\":{\"run_id\":\(quote(run.runID)),\"hits\":\(run.hits),\"revalidated\":\(run.revalidated)"
                 object += ",\"stale\":\(run.stale),\"misses\":\(run.misses),\"hit_ratio\":\(String(format: "%.4f", run.hitRatio))}"
             } else {
                 object += ",\"last_run\":null"
@@ -27,8 +27,8 @@ public enum CacheReport {
     public static func list(_ entries: [CacheListing], json: Bool, now: Date = Date()) -> String {
         if json {
             let items = entries.map { e in
-                "{\"method\":\(JSONText.quote(e.method)),\"url\":\(JSONText.quote(e.url)),\"status\":\(e.status),\"bytes\":\(e.bytes)"
-                    + ",\"stored_at\":\(JSONText.quote(LogFormatting.timestamp(e.storedAt))),\"used_at\":\(JSONText.quote(LogFormatting.timestamp(e.usedAt)))"
+                "{\"method\":\(quote(e.method)),\"url\":\(quote(e.url)),\"status\":\(e.status),\"bytes\":\(e.bytes)"
+                    + ",\"stored_at\":\(quote(LogFormatting.timestamp(e.storedAt))),\"used_at\":\(quote(LogFormatting.timestamp(e.usedAt)))"
                     + ",\"hits\":\(e.hits),\"fresh\":\(isFresh(e, now: now))}"
             }
             return "[" + items.joined(separator: ",\n ") + "]\n"
@@ -36,16 +36,19 @@ public enum CacheReport {
         var out = ""
         for e in entries {
             let state = isFresh(e, now: now) ? "fresh" : "stale"
-            out += "\(e.method) \(e.status) \(bytes(e.bytes).padding(toLength: 10, withPad: " ", startingAt: 0)) \(state)  \(e.hits) hits  \(e.url)\n"
+            out += "\(e.method) \(e.status) \(bytes(e.bytes).padding(toLength: 10, withPad: " ", startingAt: 0)) \(state)  \(e.hits) hit\(e.hits == 1 ? "" : "s")  \(e.url)\n"
         }
         return out.isEmpty ? "no stored responses\n" : out
     }
 
     static func isFresh(_ e: CacheListing, now: Date) -> Bool {
         let freshness = CacheFreshness(status: e.status, headers: e.headers, requestTime: e.requestTime, responseTime: e.responseTime,
-                                       heuristic: false, ttl: e.ttl)
+                                       heuristic: false, ttl: e.ttl, invalidated: e.invalidated)
         return freshness.isFresh(now: now)
     }
+
+    /// A JSON string, `/` unescaped (as the JSON log writes URLs and paths).
+    private static func quote(_ s: String) -> String { JSONText.quote(s, escapeSlash: false) }
 
     /// `1.5 MiB`, `512 B` (as the log writes sizes).
     public static func bytes(_ count: Int64) -> String { LogFormatting.bytes(count) }

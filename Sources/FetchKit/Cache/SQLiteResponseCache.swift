@@ -131,17 +131,18 @@ public final class SQLiteResponseCache: ResponseCache {
 
     public func entries(method: HTTPMethod, url: String) async -> [CachedResponse] {
         let hash = Self.digest(url)
-        let rows: [Row]
         do {
-            rows = try await pool.read { db in
+            // Rows become Sendable values inside the closure, so GRDB's async `read` is the one called:
+            // its synchronous twin would block a thread of Swift's cooperative pool while readers wait
+            // for that pool to resume the tasks holding them.
+            return try await pool.read { db in
                 try Row.fetchAll(db, sql: "SELECT * FROM responses WHERE url_hash = ? AND method = ? ORDER BY response_time DESC, id DESC",
-                                 arguments: [hash, method.rawValue])
+                                 arguments: [hash, method.rawValue]).map { CachedResponse(row: $0, url: url) }
             }
         } catch {
             report(indexPath, "cannot read the response cache index: \(error)")
             return []
         }
-        return rows.map { CachedResponse(row: $0, url: url) }
     }
 
     public func readBody(of entry: CachedResponse, _ body: (ByteBuffer) throws -> Void) async throws {
@@ -398,7 +399,8 @@ public final class SQLiteResponseCache: ResponseCache {
                                     storedAt: Date(timeIntervalSince1970: row["stored_at"]), usedAt: Date(timeIntervalSince1970: row["used_at"]),
                                     hits: row["hits"], headers: Self.decode(row["headers"]),
                                     responseTime: Date(timeIntervalSince1970: row["response_time"]),
-                                    requestTime: Date(timeIntervalSince1970: row["request_time"]), ttl: row["ttl"])
+                                    requestTime: Date(timeIntervalSince1970: row["request_time"]), ttl: row["ttl"],
+                                    invalidated: row["invalidated"])
             }
         }
     }
@@ -558,4 +560,6 @@ public struct CacheListing: Sendable {
     public var responseTime: Date
     public var requestTime: Date
     public var ttl: TimeInterval?
+    /// A `HEAD` showed it out of date: revalidated before its next use.
+    public var invalidated: Bool
 }

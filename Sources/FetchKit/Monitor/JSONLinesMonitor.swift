@@ -54,11 +54,23 @@ public final class JSONLinesMonitor: EventMonitor {
     }
 
     public func request(_ request: RequestInfo, didGatherMetrics metrics: RequestMetrics) {
-        var line = requestLine("info", "request.finished", request)
+        // A stale response standing in for a failure is a warning: the data may be old.
+        var line = requestLine(metrics.cache == .stale ? "warn" : "info", "request.finished", request)
         line.int("status", metrics.status)
         line.int("bytes", metrics.bytes)
         line.int("duration_ms", metrics.duration.milliseconds)
         line.string("cache", metrics.cache.rawValue)
+        if let hidden = metrics.hiddenError {
+            line.string("error", hidden.code.rawValue)
+            line.string("message", redactor.redact(hidden.message))
+        }
+        emit(line)
+    }
+
+    public func responseCacheDidReport(_ problem: CacheProblem) {
+        var line = start("warn", "cache.warning")
+        line.string("path", redactor.redact(problem.path))
+        line.string("message", redactor.redact(problem.message))
         emit(line)
     }
 
@@ -116,6 +128,10 @@ public final class JSONLinesMonitor: EventMonitor {
         line.int("skipped", summary.count(.skipped))
         line.int("up_to_date", summary.count(.upToDate))
         line.int("cached", summary.count(.cached))
+        line.int("cache_hits", summary.count(cache: .hit))
+        line.int("cache_revalidated", summary.count(cache: .revalidated))
+        line.int("cache_stale", summary.count(cache: .stale))
+        line.int("cache_bytes", summary.cacheBytes)
         line.int("duration_ms", summary.duration.milliseconds)
         line.int("bytes", summary.bytes)
         if let stop = summary.stop { line.string("stopped", stop.rawValue) }

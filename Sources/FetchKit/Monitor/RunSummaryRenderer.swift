@@ -17,8 +17,15 @@ public struct RunSummaryRenderer: Sendable {
         let rate = Int64(Double(summary.bytes) / max(summary.duration.seconds, 0.001))
         var lines = [
             "\(summary.results.count) jobs in \(LogFormatting.duration(summary.duration)): " + counts.joined(separator: ", "),
-            "\(LogFormatting.bytes(summary.bytes)) received (\(LogFormatting.bytes(rate))/s) · run \(summary.runID)",
+            "\(LogFormatting.bytes(summary.bytes)) received (\(LogFormatting.bytes(rate))/s)"
+                + (summary.cacheBytes > 0 ? " · \(LogFormatting.bytes(summary.cacheBytes)) from the cache" : "") + " · run \(summary.runID)",
         ]
+        let (hits, revalidated, stale) = (summary.count(cache: .hit), summary.count(cache: .revalidated), summary.count(cache: .stale))
+        if hits + revalidated + stale > 0 {
+            var cache = "Cache: \(hits) hit\(hits == 1 ? "" : "s"), \(revalidated) revalidated (304)"
+            if stale > 0 { cache += ", \(stale) stale (served while the network failed)" }
+            lines.append(cache)
+        }
         switch summary.stop {
         case .failFast?: lines.append("Stopped early: a job failed and fail_fast is on.")
         case .maxTime?: lines.append("Stopped early: the run reached --max-time.")

@@ -35,6 +35,7 @@ public final class TextLogMonitor: EventMonitor {
             line.field("bytes", result.bytes)
             line.field("duration_ms", result.duration.milliseconds)
         }
+        if let cache = result.cache, cache != .miss, result.outcome != .cached { line.field("cache", cache.rawValue) }
         if result.attempts > 1 { line.field("attempts", result.attempts) }
         if let reason = result.reason { line.field("reason", reason) }
         output(line.text)
@@ -42,6 +43,17 @@ public final class TextLogMonitor: EventMonitor {
 
     public func request(_ request: RequestInfo, didFailWithError error: FetchError) {
         line("warn", "request.failed", requestFields(request) + [("error", error.code.rawValue), ("message", redactor.redact(error.message))])
+    }
+
+    /// A stale response stood in for a failure: a warning, since the data may be old.
+    public func request(_ request: RequestInfo, didGatherMetrics metrics: RequestMetrics) {
+        guard metrics.cache == .stale, let hidden = metrics.hiddenError else { return }
+        line("warn", "request.finished", requestFields(request) + [("status", "\(metrics.status)"), ("cache", "stale"),
+                                                                   ("error", hidden.code.rawValue), ("message", redactor.redact(hidden.message))])
+    }
+
+    public func responseCacheDidReport(_ problem: CacheProblem) {
+        line("warn", "cache.warning", [("path", redactor.redact(problem.path)), ("message", redactor.redact(problem.message))])
     }
 
     public func requestIsRetrying(_ request: RequestInfo, retry: RetryInfo) {

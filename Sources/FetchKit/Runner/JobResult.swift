@@ -39,6 +39,9 @@ public struct JobResult: Sendable {
         self.cache = cache
     }
 
+    /// The body came from the response cache (a hit, a `304`, a stale response) or, offline, from disk.
+    public var isFromCache: Bool { outcome == .cached || (cache != nil && cache != .miss) }
+
     /// Succeeded, up to date or served from the cache: what `needs` waits for.
     public var isSuccess: Bool { outcome == .succeeded || outcome == .upToDate || outcome == .cached }
 }
@@ -67,7 +70,10 @@ public struct RunSummary: Sendable {
     }
 
     public func count(_ outcome: JobResult.Outcome) -> Int { results.filter { $0.outcome == outcome }.count }
-    public var bytes: Int64 { results.reduce(0) { $0 + $1.bytes } }
+    /// Body bytes that came over the network (responses the cache answered are `cacheBytes`).
+    public var bytes: Int64 { results.reduce(0) { $0 + ($1.isFromCache ? 0 : $1.bytes) } }
+    /// Body bytes written from the response cache (hits, 304s, stale responses).
+    public var cacheBytes: Int64 { results.reduce(0) { $0 + ($1.isFromCache ? $1.bytes : 0) } }
     /// Jobs whose response the cache answered as `use` (`hit`, `revalidated`, `stale`, `miss`).
     public func count(cache use: RequestMetrics.CacheUse) -> Int { results.filter { $0.cache == use }.count }
     public var failures: [JobResult] { results.filter { $0.outcome == .failed } }

@@ -27,19 +27,28 @@ public enum RunReport {
         var out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         out += "<testsuites name=\"fetchctl\" \(counts)>\n"
         out += "  <testsuite name=\"\(name)\" \(counts) id=\"\(xml(summary.runID))\">\n"
+        out += "    <properties>\n"
+        for use in [RequestMetrics.CacheUse.hit, .revalidated, .stale] {
+            out += "      <property name=\"cache_\(use.rawValue)\" value=\"\(summary.count(cache: use))\"/>\n"
+        }
+        out += "    </properties>\n"
         for result in summary.results {
             out += "    <testcase classname=\"\(name)\" name=\"\(xml(result.job))\" time=\"\(seconds(result.duration))\""
+            if let cache = result.cache, cache != .miss {
+                out += ">\n      <properties><property name=\"cache\" value=\"\(cache.rawValue)\"/></properties>"
+            }
+            let opened = result.cache.map { $0 != .miss } ?? false
             switch result.outcome {
             case .failed:
                 let error = result.error
                 let message = redactor.redact(error.map { "\($0.code.rawValue): \($0.message)" } ?? "failed")
-                out += ">\n      <failure type=\"\(xml(error?.code.rawValue ?? "failed"))\" message=\"\(xml(message))\">"
+                out += (opened ? "\n" : ">\n") + "      <failure type=\"\(xml(error?.code.rawValue ?? "failed"))\" message=\"\(xml(message))\">"
                 out += xml(redactor.redact(error?.url ?? "")) + (result.attempts > 1 ? xml(" after \(result.attempts) attempts") : "")
                 out += "</failure>\n    </testcase>\n"
             case .skipped:
-                out += ">\n      <skipped message=\"\(xml(result.reason ?? "skipped"))\"/>\n    </testcase>\n"
+                out += (opened ? "\n" : ">\n") + "      <skipped message=\"\(xml(result.reason ?? "skipped"))\"/>\n    </testcase>\n"
             default:
-                out += "/>\n"
+                out += opened ? "\n    </testcase>\n" : "/>\n"
             }
         }
         return out + "  </testsuite>\n</testsuites>\n"
@@ -54,6 +63,10 @@ public enum RunReport {
         run.int("duration_ms", summary.duration.milliseconds)
         for outcome in JobResult.Outcome.allCases { run.int(outcome.rawValue, summary.count(outcome)) }
         run.int("bytes", summary.bytes)
+        run.int("cache_hits", summary.count(cache: .hit))
+        run.int("cache_revalidated", summary.count(cache: .revalidated))
+        run.int("cache_stale", summary.count(cache: .stale))
+        run.int("cache_bytes", summary.cacheBytes)
         if let stop = summary.stop { run.string("stopped", stop.rawValue) }
         let jobs = summary.results.map { result -> String in
             var job = JSONLine()
@@ -63,6 +76,7 @@ public enum RunReport {
             job.int("bytes", result.bytes)
             job.int("attempts", result.attempts)
             job.int("duration_ms", result.duration.milliseconds)
+            if let cache = result.cache { job.string("cache", cache.rawValue) }
             if let error = result.error {
                 job.string("error", error.code.rawValue)
                 job.string("message", redactor.redact(error.message))

@@ -30,11 +30,11 @@ extension Session {
                                               started: started) {
                 return response
             }
-            if lookup.forbidsNetwork { throw notCached(keyed, info: requestInfo) }
+            if lookup.forbidsNetwork { throw notCached(keyed, info: requestInfo, policy: cacheOptions.policy) }
             return try await fetch(initial, lookup: lookup, revalidating: nil, fallback: nil, id: id, info: requestInfo, options: options,
                                    cache: cache, sink: sink, started: started)
         case .notCached:
-            throw notCached(keyed, info: requestInfo)
+            throw notCached(keyed, info: requestInfo, policy: cacheOptions.policy)
         case .fetch(let revalidating, let fallback):
             return try await fetch(initial, lookup: lookup, revalidating: revalidating, fallback: fallback, id: id, info: requestInfo,
                                    options: options, cache: cache, sink: sink, started: started)
@@ -53,9 +53,11 @@ extension Session {
         do {
             response = try await perform(request, id: id, options: options, sink: caching, announce: false)
         } catch let error as FetchError {
+            var lastAttempt = info
+            lastAttempt.attempt = error.attempts ?? info.attempt
             if let fallback, lookup.mayServeStale(fallback, after: error, now: Date()),
-               var served = try await serve(fallback, as: .stale, lookup: lookup, request: lookup.request, info: info, options: options, cache: cache,
-                                             sink: sink, started: started, hiddenError: error) {
+               var served = try await serve(fallback, as: .stale, lookup: lookup, request: lookup.request, info: lastAttempt, options: options,
+                                             cache: cache, sink: sink, started: started, hiddenError: error) {
                 served.attempts = error.attempts ?? served.attempts
                 return served
             }
@@ -115,8 +117,9 @@ extension Session {
         }
     }
 
-    private func notCached(_ request: BuiltRequest, info: RequestInfo) -> FetchError {
-        var error = FetchError(.notCached, "no stored response and the cache policy forbids the network", url: info.url)
+    private func notCached(_ request: BuiltRequest, info: RequestInfo, policy: CacheOptions.Policy) -> FetchError {
+        let why = policy == .returnCacheDontLoad ? "the cache policy (or --offline) allows no request" : "the request says only-if-cached"
+        var error = FetchError(.notCached, "nothing stored for this request and \(why)", url: info.url)
         error.attempts = 0
         eventMonitor.requestDidFinish(info, error: error)
         return error

@@ -14,6 +14,7 @@ enum FileIO {
 
     static func createDirectory(containing path: String) throws {
         let directory = (path as NSString).deletingLastPathComponent
+        guard !directory.isEmpty else { return }  // a bare file name: the current directory
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {

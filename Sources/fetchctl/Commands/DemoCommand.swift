@@ -10,8 +10,9 @@ struct DemoCommand: AsyncParsableCommand {
         discussion: """
         Starts fetchctl's test server on a free port of 127.0.0.1, sets QUICKSTART_URL to it and runs
         examples/quickstart/jobs.yaml: a flaky endpoint recovering through retries, a 429 with
-        Retry-After, concurrent saves and a streamed download that is cut off once and resumed, with
-        live progress and a summary.
+        Retry-After, concurrent saves, a streamed download that is cut off once and resumed, and the
+        response cache (a fresh answer served without a request, a 304 revalidation), with live
+        progress and a summary.
         Results land in examples/quickstart/out/.
 
         Examples:
