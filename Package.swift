@@ -82,7 +82,8 @@ let package = Package(
         .executableTarget(name: "ahc-floor", dependencies: [.product(name: "AsyncHTTPClient", package: "async-http-client")],
                           path: "bench/ahc-floor"),
         .testTarget(name: "FetchKitTests", dependencies: ["FetchKit", "FetchKitTesting"]),
-        .testTarget(name: "fetchctlTests", dependencies: ["fetchctl", "FetchKit", "FetchKitTesting"]),
+        .testTarget(name: "fetchctlTests", dependencies: ["fetchctl", "FetchKit", "FetchKitTesting",
+                                                          .product(name: "Crypto", package: "swift-crypto")]),
     ],
     swiftLanguageModes: [.v6]
 )

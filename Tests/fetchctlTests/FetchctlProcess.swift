@@ -61,9 +61,18 @@ struct FetchctlProcess {
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        // Read both pipes before waiting so a large output cannot block the child.
+        // Read both pipes at once, before waiting: a child that fills one pipe (a long JSON log on
+        // stderr) while the other is being read to its end would block, and the test with it.
+        let errors = LockedData()
+        let readingErrors = DispatchGroup()
+        readingErrors.enter()
+        DispatchQueue.global().async {
+            errors.set(err.fileHandleForReading.readDataToEndOfFile())
+            readingErrors.leave()
+        }
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        readingErrors.wait()
+        let stderr = errors.value
         process.waitUntilExit()
         return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
                       stderr: String(decoding: stderr, as: UTF8.self))
@@ -91,4 +100,13 @@ struct FetchctlProcess {
         for (name, text) in files { try text.write(to: dir.appendingPathComponent(name), atomically: true, encoding: .utf8) }
         return dir
     }
+}
+
+/// Data set by one thread and read by another after a `DispatchGroup` wait.
+final class LockedData: @unchecked Sendable {
+    private let lock = NSLock()
+    private var data = Data()  // guarded by lock
+
+    func set(_ value: Data) { lock.withLock { data = value } }
+    var value: Data { lock.withLock { data } }
 }

@@ -112,11 +112,13 @@ import Testing
             # 2 jobs, in order; nothing is sent
 
             # first → save \(out)
+            # cache: not stored: fetched
             curl '\(server.baseURL)/echo?key=<redacted>' \\
               -H 'User-Agent: fetchctl/0.1.0' \\
               -H 'Authorization: <redacted>'
 
             # second (needs first)
+            # cache: not stored: fetched
             curl '\(server.baseURL)/echo' \\
               -H 'User-Agent: fetchctl/0.1.0' \\
               -H 'Authorization: <redacted>'

@@ -18,6 +18,17 @@ import Glibc
 ///
 /// Problems (a corrupt index, a directory that is not writable, a full disk) go to `onProblem`
 /// once each and the entry concerned is skipped; a cache never fails a request.
+///
+/// ```swift
+/// let cache = try SQLiteResponseCache(directory: "/var/cache/myapp")
+/// let session = Session(cache: cache)
+/// var options = RequestOptions()
+/// options.cache = RequestCacheOptions(staleIfError: .seconds(86_400))
+/// let first = try await session.data("https://api.example.com/items", options: options)   // first.response.cache == .miss
+/// let again = try await session.data("https://api.example.com/items", options: options)   // .hit while fresh
+/// await cache.finishRun(id: "nightly", maxSize: 1 << 30)                                   // LRU pruning, stats
+/// try await session.shutdown()
+/// ```
 public final class SQLiteResponseCache: ResponseCache {
     public let directory: String
     let pool: DatabasePool
@@ -176,7 +187,9 @@ public final class SQLiteResponseCache: ResponseCache {
         do {
             return try SQLiteCacheBodyWriter(directory: temporaryPath)
         } catch {
-            report(temporaryPath, "cannot store responses: \((error as? FetchError)?.message ?? "\(error)")")
+            // The reason without the temporary file's name, so the warning comes once, not once per response.
+            let reason = ((error as? FetchError)?.message ?? "\(error)").components(separatedBy: ": ").last ?? ""
+            report(temporaryPath, "cannot store responses: \(reason)")
             return nil
         }
     }

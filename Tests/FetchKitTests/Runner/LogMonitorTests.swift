@@ -46,7 +46,8 @@ import Testing
         "request.finished": ["ts", "level", "event", "run_id", "job", "method", "url", "attempt", "status", "bytes", "duration_ms", "cache"],
         "request.failed": ["ts", "level", "event", "run_id", "job", "method", "url", "attempt", "error", "message", "status"],
         "request.retrying": ["ts", "level", "event", "run_id", "job", "method", "url", "attempt", "reason", "delay_ms", "retry_after"],
-        "run.finished": ["ts", "level", "event", "run_id", "succeeded", "failed", "skipped", "up_to_date", "cached", "duration_ms", "bytes"],
+        "run.finished": ["ts", "level", "event", "run_id", "succeeded", "failed", "skipped", "up_to_date", "cached", "cache_hits",
+                         "cache_revalidated", "cache_stale", "cache_bytes", "duration_ms", "bytes"],
     ]
 
     func keys(of raw: Substring) -> [String] {
