@@ -78,6 +78,8 @@ let package = Package(
         ),
         // examples/library: FetchKit used from Swift, without YAML (`swift run library-example`).
         .executableTarget(name: "library-example", dependencies: ["FetchKit", "FetchKitTesting"], path: "examples/library"),
+        // bench/cache.sh: the cost of one response-cache hit in a warm process.
+        .executableTarget(name: "cache-hit", dependencies: ["FetchKit", "FetchKitTesting"], path: "bench/cache-hit"),
         // bench/compare.sh's floor: AsyncHTTPClient alone, without FetchKit.
         .executableTarget(name: "ahc-floor", dependencies: [.product(name: "AsyncHTTPClient", package: "async-http-client")],
                           path: "bench/ahc-floor"),

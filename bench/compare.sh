@@ -20,7 +20,9 @@
 #      each tool's runs; measures peak RSS with /usr/bin/time;
 #   5. writes bench/results/ (hyperfine JSON, rss.tsv, table.md) and prints the table.
 #
-# fetchctl runs with its defaults (state store, log, resume); the jobs files only set the scenario's
+# fetchctl runs with its defaults (state store, log, resume, response cache), each run cold: the
+# response cache is emptied before every run, as curl has none (bench/cache.sh measures it warm);
+# the jobs files only set the scenario's
 # concurrency (and per_host to match, as curl --parallel-max and aria2c -j open that many connections).
 # Needs root (apt-get, unshare, mount) and about 12 GiB of free memory.
 set -euo pipefail
@@ -100,7 +102,7 @@ scenario() {
   echo; echo "== $name ($rounds rounds of $per_round runs per tool)"
   for round in $(seq "$rounds"); do
     hyperfine --warmup "$([ "$round" = 1 ] && echo 1 || echo 0)" --runs "$per_round" --style basic \
-      --prepare "rm -rf $out" --cleanup "$check" \
+      --prepare "rm -rf $out $inputs/*/.fetchctl/cache" --cleanup "$check" \
       --export-json "$results/$name.round$round.json" "${args[@]}"
   done
   python3 bench/merge_rounds.py "$results/$name.json" "$results/$name".round*.json

@@ -73,6 +73,8 @@ public struct CachedResponse: Sendable, Equatable {
     /// Set when a `HEAD` response showed the stored one is out of date: revalidate before use.
     public var invalidated: Bool
     public var bodySize: Int64
+    /// Where the store keeps the body (its own name for it); set by the store.
+    var storageName: String = ""
 
     public init(id: Int64 = 0, method: HTTPMethod, url: String, status: Int, headers: HTTPHeaders, requestTime: Date, responseTime: Date,
                 varyNames: [String]? = nil, varyKey: String = "", ttl: TimeInterval? = nil, invalidated: Bool = false, bodySize: Int64 = 0) {

@@ -157,7 +157,7 @@ public final class SQLiteResponseCache: ResponseCache {
     }
 
     public func readBody(of entry: CachedResponse, _ body: (ByteBuffer) throws -> Void) async throws {
-        let path = try await bodyPath(of: entry)
+        let path = entry.storageName.isEmpty ? try await bodyPath(of: entry) : (directory as NSString).appendingPathComponent(entry.storageName)
         let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             await remove(entry)
@@ -478,6 +478,7 @@ extension CachedResponse {
                   requestTime: Date(timeIntervalSince1970: row["request_time"]), responseTime: Date(timeIntervalSince1970: row["response_time"]),
                   varyNames: names.map { $0.split(separator: " ").map(String.init) }, varyKey: row["vary_key"], ttl: row["ttl"],
                   invalidated: row["invalidated"], bodySize: row["body_size"])
+        storageName = row["body"]
     }
 }
 

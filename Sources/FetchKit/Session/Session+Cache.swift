@@ -23,7 +23,8 @@ extension Session {
         eventMonitor.requestDidCreate(requestInfo)
         let started = ContinuousClock.now
 
-        let stored = await lookup.storedResponse(in: cache)
+        // `reload` never uses what is stored: don't look.
+        let stored = cacheOptions.policy == .reload ? nil : await lookup.storedResponse(in: cache)
         switch lookup.decision(for: stored, now: Date()) {
         case .serve(let entry):
             if let response = try await serve(entry, as: .hit, lookup: lookup, request: keyed, info: requestInfo, options: options, cache: cache, sink: sink,

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# The response cache measured (issue #14), with its peers requests-cache and hishel in the same run:
+#
+#   bench/cache.sh [RUNS]
+#
+# 1. 2,000 × 16 KiB from nginx (fresh for an hour: Cache-Control max-age=3600), concurrency 16:
+#    a cold run with the cache on (fetchctl's default) and with it off, then a warm rerun with fresh
+#    entries, which must send no request (nginx's access log is counted); the bytes the cache wrote.
+# 2. The cost of one hit in a warm process: fetchctl's Session (bench/cache-hit) next to
+#    requests-cache's and hishel's hit loops (bench/cache_peers.py), same URL, same server.
+# 3. A cron-style process that serves one job from the cache, whole process timed by hyperfine,
+#    next to the same request made by a Python process with requests-cache or hishel.
+#
+# Installs what is missing (nginx-light, hyperfine, libcurl4-openssl-dev; requests-cache, hishel and
+# httpx from PyPI), builds fetchctl as shipped (release, --static-swift-stdlib) and runs everything on
+# a private tmpfs in its own mount namespace. Needs root. Writes bench/results/cache-*.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs="${1:-10}"
+
+if [ -z "${FETCHCTL_BENCH_INNER:-}" ]; then
+  missing=()
+  for pair in nginx:nginx-light hyperfine:hyperfine curl:curl; do
+    command -v "${pair%%:*}" >/dev/null || missing+=("${pair#*:}")
+  done
+  [ -e /usr/lib/x86_64-linux-gnu/libcurl.so ] || [ -e /usr/lib/aarch64-linux-gnu/libcurl.so ] || missing+=(libcurl4-openssl-dev)
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "installing ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+  python3 -c "import requests_cache, hishel, httpx" 2>/dev/null || python3 -m pip install -q requests-cache hishel httpx
+  build=(swift build -c release --static-swift-stdlib --scratch-path .build-static)
+  "${build[@]}" --product fetchctl
+  "${build[@]}" --product cache-hit
+  bin_dir="$("${build[@]}" --show-bin-path)"
+  exec unshare --mount --propagation private env FETCHCTL_BENCH_INNER=1 FETCHCTL_BIN_DIR="$bin_dir" "$0" "$@"
+fi
+
+# --- inside the private mount namespace ---------------------------------------------------------
+bin="$FETCHCTL_BIN_DIR/fetchctl"
+hit="$FETCHCTL_BIN_DIR/cache-hit"
+results="$PWD/bench/results"
+mkdir -p "$results"
+work="$(mktemp -d /tmp/fetchctl-bench.XXXXXX)"
+mount -t tmpfs -o size=4g,mode=755 fetchctl-bench "$work"
+cleanup() {
+  [ -f "$work/nginx/nginx.pid" ] && kill "$(cat "$work/nginx/nginx.pid")" 2>/dev/null
+  sleep 0.2; umount "$work" 2>/dev/null; rmdir "$work" 2>/dev/null || true
+}
+trap cleanup EXIT
+
+port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+base="http://127.0.0.1:$port"
+mkdir -p "$work/nginx" "$work/www/s16k"
+sed -e "s|@WORK@|$work|g" -e "s|@PORT@|$port|g" bench/nginx.conf > "$work/nginx/nginx.conf"
+python3 - "$work/www/s16k" <<'PY'
+import os, sys
+for n in range(2000):
+    with open(os.path.join(sys.argv[1], f"{n}.bin"), "wb") as f:
+        f.write(os.urandom(16 * 1024))
+PY
+nginx -c "$work/nginx/nginx.conf" -p "$work/nginx"
+curl -sS -f -o /dev/null "$base/fresh/0.bin"
+
+jobs() {  # file, state dir, extra settings
+  local ids; ids="$(seq -s, 0 1999)"
+  cat > "$1" <<YAML
+version: 1
+settings: {concurrency: 16, per_host: 16, output_dir: $work/out, state_dir: $2$3}
+jobs:
+  - id: f
+    url: "$base/fresh/{{matrix.n}}.bin"
+    matrix: {n: [$ids]}
+    save: "{{matrix.n}}.bin"
+YAML
+}
+jobs "$work/on.yaml" "$work/state-on" ""
+jobs "$work/off.yaml" "$work/state-off" ", cache: {policy: reload, behavior: do_not_cache}"
+check="test \$(ls $work/out | wc -l) = 2000 && test \$(du -sb $work/out | cut -f1) = \$(du -sb $work/www/s16k | cut -f1)"
+
+echo "== 1. 2,000 × 16 KiB, concurrency 16: cold with the cache on and off, interleaved"
+hyperfine --warmup 1 --runs "$runs" --style basic --export-json "$results/cache-cold.json" \
+  --prepare "rm -rf $work/out $work/state-on $work/state-off" --cleanup "$check" \
+  -n "cold, cache on" "$bin run $work/on.yaml" \
+  -n "cold, cache off" "$bin run $work/off.yaml"
+rm -rf "$work/out" "$work/state-on"; "$bin" run "$work/on.yaml" 2>/dev/null
+echo "bytes the cache wrote: $(du -sb "$work/state-on/cache" | cut -f1) (bodies $(du -sb "$work/state-on/cache/bodies" | cut -f1), index $(du -cb "$work/state-on/cache"/index.sqlite* | tail -1 | cut -f1))" \
+  | tee "$results/cache-bytes.txt"
+
+echo "== warm rerun (entries fresh), outputs deleted before each run"
+before="$(wc -l < "$work/nginx/fresh.log")"
+hyperfine --warmup 1 --runs "$runs" --style basic --export-json "$results/cache-warm.json" \
+  --prepare "rm -rf $work/out" --cleanup "$check" \
+  -n "warm, cache on" "$bin run $work/on.yaml"
+after="$(wc -l < "$work/nginx/fresh.log")"
+echo "requests sent by $((runs + 1)) warm runs: $((after - before))" | tee "$results/cache-warm-requests.txt"
+
+echo "== 2. one hit in a warm process (µs, median of 5 processes of 5,000 hits each)"
+url="$base/fresh/0.bin"
+{
+  for tool in fetchctl requests-cache hishel; do
+    values=()
+    for _ in 1 2 3 4 5; do
+      rm -f "$work/peer.db"*
+      if [ "$tool" = fetchctl ]; then values+=("$("$hit" 5000 "$url")")
+      else values+=("$(python3 bench/cache_peers.py hit "$tool" "$url" "$work/peer.db" 5000)"); fi
+    done
+    printf '%s\t%s\t%s\n' "$tool" "$(printf '%s\n' "${values[@]}" | sort -n | sed -n 3p)" "${values[*]}"
+  done
+} | tee "$results/cache-hit.tsv"
+
+echo "== 3. a cron-style process serving one job from the cache"
+cat > "$work/one.yaml" <<YAML
+version: 1
+settings: {output_dir: $work/out-one, state_dir: $work/state-one}
+jobs:
+  - {id: one, url: "$url", save: one.bin}
+YAML
+"$bin" run "$work/one.yaml" 2>/dev/null
+rm -f "$work/rc.db"* "$work/hishel.db"*
+python3 bench/cache_peers.py once requests-cache "$url" "$work/rc.db"
+python3 bench/cache_peers.py once hishel "$url" "$work/hishel.db"
+hyperfine --warmup 2 --runs "$((runs * 3))" --style basic --export-json "$results/cache-cron.json" \
+  -n "fetchctl run (one job, a hit)" "$bin run $work/one.yaml" \
+  -n "python3 + requests-cache (a hit)" "python3 bench/cache_peers.py once requests-cache $url $work/rc.db" \
+  -n "python3 + hishel (a hit)" "python3 bench/cache_peers.py once hishel $url $work/hishel.db"
+before="$(wc -l < "$work/nginx/fresh.log")"
+"$bin" run "$work/one.yaml" --log-format json 2>&1 | grep -q '"outcome":"cached"' && echo "fetchctl's one job: outcome cached"
+echo "requests it sent: $(( $(wc -l < "$work/nginx/fresh.log") - before ))"
