@@ -57,8 +57,7 @@ struct CacheLookup: Sendable {
     /// themselves (a `Vary: Authorization` must not write a token to disk).
     func varyKey(_ names: [String]) -> String {
         guard !names.isEmpty else { return "" }
-        return SHA256.hash(data: Data(CacheRules.varySignature(names: names, request: request.headers).utf8))
-            .map { String(format: "%02x", $0) }.joined()
+        return Hex.string(SHA256.hash(data: Data(CacheRules.varySignature(names: names, request: request.headers).utf8)))
     }
 
     func decision(for stored: CachedResponse?, now: Date) -> Decision {

@@ -41,6 +41,26 @@ public final class SQLiteResponseCache: ResponseCache {
         var served: [Int64: Int] = [:]
         var counts: [RequestMetrics.CacheUse: Int] = [:]
         var reported: Set<String> = []
+        /// Rows whose bodies are in place, waiting for the writer, with the stores waiting on them.
+        var pending: [(row: PendingRow, done: CheckedContinuation<Void, Never>)] = []
+        var writing = false
+    }
+
+    /// An index row to insert (or replace) once its body is in place.
+    struct PendingRow: Sendable {
+        var hash: String
+        var method: String
+        var varyKey: String
+        var varyNames: String?
+        var url: String
+        var status: Int
+        var headers: String
+        var requestTime: Double
+        var responseTime: Double
+        var ttl: Double?
+        var body: String
+        var size: Int64
+        var storedAt: Double
     }
 
     public var indexPath: String { (directory as NSString).appendingPathComponent("index.sqlite") }
@@ -147,8 +167,10 @@ public final class SQLiteResponseCache: ResponseCache {
             // its synchronous twin would block a thread of Swift's cooperative pool while readers wait
             // for that pool to resume the tasks holding them.
             return try await pool.read { db in
-                try Row.fetchAll(db, sql: "SELECT * FROM responses WHERE url_hash = ? AND method = ? ORDER BY response_time DESC, id DESC",
-                                 arguments: [hash, method.rawValue]).map { CachedResponse(row: $0, url: url) }
+                // A cached statement: preparing it again for every lookup (GRDB's authorizer, SQLite's
+                // parser) cost more than running it.
+                let statement = try db.cachedStatement(sql: "SELECT * FROM responses WHERE url_hash = ? AND method = ? ORDER BY response_time DESC, id DESC")
+                return try Row.fetchAll(statement, arguments: [hash, method.rawValue]).map { CachedResponse(row: $0, url: url) }
             }
         } catch {
             report(indexPath, "cannot read the response cache index: \(error)")
@@ -211,31 +233,65 @@ public final class SQLiteResponseCache: ResponseCache {
             report(destination, "cannot store a response: \((error as? FetchError)?.message ?? "\(error)")")
             return
         }
-        let hash = Self.digest(entry.url)
-        let shownURL = redact(entry.url)
-        let headers = Self.encode(entry.headers)
-        let size = writer.size
-        let now = Date().timeIntervalSince1970
-        do {
-            let replaced = try await pool.write { db -> String? in
-                let old = try String.fetchOne(db, sql: "SELECT body FROM responses WHERE url_hash = ? AND method = ? AND vary_key = ?",
-                                              arguments: [hash, entry.method.rawValue, entry.varyKey])
-                try db.execute(sql: """
-                    INSERT INTO responses (url_hash, method, vary_key, vary_names, url, status, headers, request_time, response_time, ttl,
-                                           invalidated, body, body_size, stored_at, used_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)
-                    ON CONFLICT (url_hash, method, vary_key) DO UPDATE SET vary_names = excluded.vary_names, url = excluded.url,
-                      status = excluded.status, headers = excluded.headers, request_time = excluded.request_time,
-                      response_time = excluded.response_time, ttl = excluded.ttl, invalidated = 0, body = excluded.body,
-                      body_size = excluded.body_size, stored_at = excluded.stored_at, used_at = excluded.used_at
-                    """, arguments: [hash, entry.method.rawValue, entry.varyKey, entry.varyNames?.joined(separator: " "), shownURL, entry.status,
-                                     headers, entry.requestTime.timeIntervalSince1970, entry.responseTime.timeIntervalSince1970, entry.ttl,
-                                     relative, size, now, now])
-                return old
+        let row = PendingRow(hash: Self.digest(entry.url), method: entry.method.rawValue, varyKey: entry.varyKey,
+                             varyNames: entry.varyNames?.joined(separator: " "), url: redact(entry.url), status: entry.status,
+                             headers: Self.encode(entry.headers), requestTime: entry.requestTime.timeIntervalSince1970,
+                             responseTime: entry.responseTime.timeIntervalSince1970, ttl: entry.ttl, body: relative, size: writer.size,
+                             storedAt: Date().timeIntervalSince1970)
+        await commit(row)
+    }
+
+    /// Group commit: a store waits until its row is committed, and rows that arrive while a
+    /// transaction is being written go into the next one together, so many jobs storing at once
+    /// cost a few commits rather than one each, while a lone store is committed at once.
+    private func commit(_ row: PendingRow) async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let starts = state.withLock { s -> Bool in
+                s.pending.append((row, done))
+                defer { s.writing = true }
+                return !s.writing
             }
-            if let replaced { unlink((directory as NSString).appendingPathComponent(replaced)) }
+            if starts { Task { await self.writePending() } }
+        }
+    }
+
+    private func writePending() async {
+        while true {
+            let batch = state.withLock { s -> [(row: PendingRow, done: CheckedContinuation<Void, Never>)] in
+                defer { s.pending = [] }
+                if s.pending.isEmpty { s.writing = false }
+                return s.pending
+            }
+            if batch.isEmpty { return }
+            await insert(batch.map(\.row))
+            for item in batch { item.done.resume() }
+        }
+    }
+
+    private func insert(_ rows: [PendingRow]) async {
+        do {
+            let replaced = try await pool.write { db -> [String] in
+                var replaced: [String] = []
+                let existing = try db.cachedStatement(sql: "SELECT body FROM responses WHERE url_hash = ? AND method = ? AND vary_key = ?")
+                let upsert = try db.cachedStatement(sql: """
+                        INSERT INTO responses (url_hash, method, vary_key, vary_names, url, status, headers, request_time, response_time, ttl,
+                                               invalidated, body, body_size, stored_at, used_at)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)
+                        ON CONFLICT (url_hash, method, vary_key) DO UPDATE SET vary_names = excluded.vary_names, url = excluded.url,
+                          status = excluded.status, headers = excluded.headers, request_time = excluded.request_time,
+                          response_time = excluded.response_time, ttl = excluded.ttl, invalidated = 0, body = excluded.body,
+                          body_size = excluded.body_size, stored_at = excluded.stored_at, used_at = excluded.used_at
+                        """)
+                for row in rows {
+                    if let old = try String.fetchOne(existing, arguments: [row.hash, row.method, row.varyKey]) { replaced.append(old) }
+                    try upsert.execute(arguments: [row.hash, row.method, row.varyKey, row.varyNames, row.url, row.status, row.headers,
+                                                   row.requestTime, row.responseTime, row.ttl, row.body, row.size, row.storedAt, row.storedAt])
+                }
+                return replaced
+            }
+            for body in replaced { unlink((directory as NSString).appendingPathComponent(body)) }
         } catch {
-            unlink(destination)
+            for row in rows { unlink((directory as NSString).appendingPathComponent(row.body)) }
             report(indexPath, "cannot store a response: \(error)")
         }
     }
@@ -244,10 +300,13 @@ public final class SQLiteResponseCache: ResponseCache {
         let headers = Self.encode(entry.headers)
         do {
             try await pool.write { db in
+                // Only while the row still holds the body these headers describe (another job may have
+                // stored a newer response for the same URL meanwhile).
                 try db.execute(sql: """
-                    UPDATE responses SET headers = ?, status = ?, request_time = ?, response_time = ?, invalidated = ?, ttl = ? WHERE id = ?
+                    UPDATE responses SET headers = ?, status = ?, request_time = ?, response_time = ?, invalidated = ?, ttl = ?
+                    WHERE id = ? AND (? = '' OR body = ?)
                     """, arguments: [headers, entry.status, entry.requestTime.timeIntervalSince1970, entry.responseTime.timeIntervalSince1970,
-                                     entry.invalidated, entry.ttl, entry.id])
+                                     entry.invalidated, entry.ttl, entry.id, entry.storageName, entry.storageName])
             }
         } catch {
             report(indexPath, "cannot update a stored response: \(error)")
@@ -260,7 +319,8 @@ public final class SQLiteResponseCache: ResponseCache {
     }
 
     public func remove(_ entry: CachedResponse) async {
-        await delete(where: "id = ?", arguments: [entry.id])
+        // Not a newer response stored in the same row since `entry` was read.
+        await delete(where: "id = ? AND (? = '' OR body = ?)", arguments: [entry.id, entry.storageName, entry.storageName])
     }
 
     public func didServe(_ entry: CachedResponse?, as use: RequestMetrics.CacheUse) {
@@ -445,11 +505,11 @@ public final class SQLiteResponseCache: ResponseCache {
     }
 
     static func digest(_ text: String) -> String {
-        SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
+        Hex.string(SHA256.hash(data: Data(text.utf8)))
     }
 
     static func randomName() -> String {
-        String(format: "%016llx%016llx", UInt64.random(in: .min ... .max), UInt64.random(in: .min ... .max))
+        Hex.string(UInt64.random(in: .min ... .max)) + Hex.string(UInt64.random(in: .min ... .max))
     }
 
     /// Headers as `name: value` lines (field values never contain a line break).

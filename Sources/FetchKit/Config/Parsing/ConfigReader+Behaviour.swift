@@ -98,6 +98,19 @@ extension ConfigReader {
     }
 
     static let cacheKeys = ["policy", "behavior", "stale_if_error", "heuristic"]
+
+    /// A `cache` block that can do nothing: on a method whose responses are never stored, or on a
+    /// download (downloads keep their own validators and never go through the response cache).
+    func warnIfCacheIsIgnored(_ entries: Entries, method: HTTPMethod, downloads: Bool) {
+        guard let key = entries.keyNode("cache") else { return }
+        if downloads {
+            warning("cache-ignored", "downloads never go through the response cache; this 'cache' block has no effect", at: key,
+                    hint: "a rerun asks with the download's recorded ETag/Last-Modified and is up_to_date on 304")
+        } else if method != .get && method != .head {
+            warning("cache-ignored", "only GET and HEAD responses are cached; this \(method.rawValue) request's 'cache' block has no effect",
+                    at: key, hint: "a successful \(method.rawValue) invalidates what is stored for its URL")
+        }
+    }
     /// The store's keys: one cache per run, so only `settings.cache` takes them.
     static let cacheStoreKeys = ["max_size", "dir"]
 
@@ -133,7 +146,12 @@ extension ConfigReader {
                 c.behavior = .modify(ttl: ttl, stripHeaders: strip)
             }
         }
-        if let n = e["stale_if_error"] { c.staleIfError = duration(n) }
+        if let n = e["stale_if_error"] {
+            c.staleIfError = duration(n)
+            if c.policy == .reload {
+                warning("cache-ignored", "stale_if_error has no effect with policy reload (it never uses stored responses)", at: n)
+            }
+        }
         return c
     }
 

@@ -90,6 +90,11 @@ extension ConfigReader {
         }
         let saveHeaders = e["save_headers"].flatMap { n in string(n).map { OutputPath(template: $0, location: location(n)) } }
         let checksum = e["checksum"].flatMap { self.checksum($0) }
+        if case .url(_, let method, _)? = target {
+            warnIfCacheIsIgnored(e, method: method, downloads: download != nil)
+        } else if download != nil {
+            warnIfCacheIsIgnored(e, method: .get, downloads: true)
+        }
         if let c = e.keyNode("checksum"), e["download"] == nil {
             error("conflicting-keys", "'checksum' needs 'download' (only downloads are verified)", at: c)
         }

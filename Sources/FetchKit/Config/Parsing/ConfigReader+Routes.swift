@@ -86,6 +86,7 @@ extension ConfigReader {
         }
         let request = requestSpec(e, method: method)
         let behaviour = behaviour(e)
+        warnIfCacheIsIgnored(e, method: method, downloads: download != nil)
         guard let path else { return nil }
         let route = RouteSpec(service: service, name: name, method: method, path: path,
                               description: e["description"].flatMap { string($0) }, params: params, request: request,

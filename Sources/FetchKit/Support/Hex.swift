@@ -1,0 +1,20 @@
+/// Lower-case hexadecimal text, byte by byte (`String(format: "%02x")` goes through Foundation's
+/// formatter, which cost a response-cache lookup more than its SQLite query).
+enum Hex {
+    private static let digits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    static func string(_ bytes: some Sequence<UInt8>) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(64)
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0xF)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `value` as 16 hex digits.
+    static func string(_ value: UInt64) -> String {
+        string((0..<8).reversed().map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) })
+    }
+}
