@@ -61,8 +61,9 @@ import Testing
         let served = try await FetchctlProcess.run(["run", "jobs.yaml", "--progress", "never", "--log-format", "json"], in: dir,
                                                    environment: environment)
         #expect(served.status == 0, "\(served.stderr)")
-        #expect(served.stderr.components(separatedBy: #""cache":"hit""#).count - 1 == 100)
-        #expect(served.stderr.components(separatedBy: #""cache":"revalidated""#).count - 1 == 100)
+        let finished = served.stderr.split(separator: "\n").filter { $0.contains(#""event":"request.finished""#) }
+        #expect(finished.filter { $0.contains(#""cache":"hit""#) }.count == 100)
+        #expect(finished.filter { $0.contains(#""cache":"revalidated""#) }.count == 100)
         checkOutputs("run from the cache")
         try await server.shutdown()
     }

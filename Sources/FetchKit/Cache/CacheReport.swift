@@ -36,7 +36,7 @@ public enum CacheReport {
         var out = ""
         for e in entries {
             let state = isFresh(e, now: now) ? "fresh" : "stale"
-            out += "\(e.method) \(e.status) \(bytes(e.bytes).padding(toLength: 10, withPad: " ", startingAt: 0)) \(state)  \(e.hits) hit\(e.hits == 1 ? "" : "s")  \(e.url)\n"
+            out += "\(e.method) \(e.status) \(bytes(e.bytes).padding(toLength: 10, withPad: " ", startingAt: 0)) \(state)  \((String(e.hits) + (e.hits == 1 ? " hit" : " hits")).padding(toLength: 9, withPad: " ", startingAt: 0))  \(e.url)\n"
         }
         return out.isEmpty ? "no stored responses\n" : out
     }

@@ -44,6 +44,10 @@ public final class SQLiteResponseCache: ResponseCache {
         /// Rows whose bodies are in place, waiting for the writer, with the stores waiting on them.
         var pending: [(row: PendingRow, done: CheckedContinuation<Void, Never>)] = []
         var writing = false
+        /// The index held no entry when opened and nothing was stored since: lookups need no query
+        /// (a cold run's thousands of misses cost nothing). Another process sharing the directory
+        /// may store meanwhile; this process then misses what it stored, which is allowed.
+        var empty = false
     }
 
     /// An index row to insert (or replace) once its body is in place.
@@ -107,6 +111,8 @@ public final class SQLiteResponseCache: ResponseCache {
         } catch {
             throw FetchError(.io, "cannot open the response cache '\(path)': \(error)")
         }
+        let count = (try? pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM responses") }) ?? nil
+        state.withLock { $0.empty = count == 0 }
     }
 
     private static func open(_ path: String) throws -> DatabasePool {
@@ -161,6 +167,7 @@ public final class SQLiteResponseCache: ResponseCache {
     // MARK: - ResponseCache
 
     public func entries(method: HTTPMethod, url: String) async -> [CachedResponse] {
+        if state.withLock({ $0.empty }) { return [] }
         let hash = Self.digest(url)
         do {
             // Rows become Sendable values inside the closure, so GRDB's async `read` is the one called:
@@ -247,6 +254,7 @@ public final class SQLiteResponseCache: ResponseCache {
     private func commit(_ row: PendingRow) async {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             let starts = state.withLock { s -> Bool in
+                s.empty = false
                 s.pending.append((row, done))
                 defer { s.writing = true }
                 return !s.writing

@@ -46,6 +46,8 @@ public final class JSONLinesMonitor: EventMonitor {
             line.int("duration_ms", result.duration.milliseconds)
         }
         if let reason = result.reason { line.string("reason", reason) }
+        // A 304 or a stale stand-in (a hit says so in its outcome, `cached`).
+        if let cache = result.cache, cache != .miss, result.outcome != .cached { line.string("cache", cache.rawValue) }
         emit(line)
     }
 

@@ -16,7 +16,7 @@ public struct RunSummaryRenderer: Sendable {
         if summary.count(.cached) > 0 { counts.append("\(summary.count(.cached)) cached") }
         let rate = Int64(Double(summary.bytes) / max(summary.duration.seconds, 0.001))
         var lines = [
-            "\(summary.results.count) jobs in \(LogFormatting.duration(summary.duration)): " + counts.joined(separator: ", "),
+            "\(summary.results.count) job\(summary.results.count == 1 ? "" : "s") in \(LogFormatting.duration(summary.duration)): " + counts.joined(separator: ", "),
             "\(LogFormatting.bytes(summary.bytes)) received (\(LogFormatting.bytes(rate))/s)"
                 + (summary.cacheBytes > 0 ? " · \(LogFormatting.bytes(summary.cacheBytes)) from the cache" : "") + " · run \(summary.runID)",
         ]

@@ -31,11 +31,11 @@ extension Session {
                                               started: started) {
                 return response
             }
-            if lookup.forbidsNetwork { throw notCached(keyed, info: requestInfo, policy: cacheOptions.policy) }
+            if lookup.forbidsNetwork { throw notCached(keyed, info: requestInfo, policy: cacheOptions.policy, cache: cache) }
             return try await fetch(initial, lookup: lookup, revalidating: nil, fallback: nil, id: id, info: requestInfo, options: options,
                                    cache: cache, sink: sink, started: started)
         case .notCached:
-            throw notCached(keyed, info: requestInfo, policy: cacheOptions.policy)
+            throw notCached(keyed, info: requestInfo, policy: cacheOptions.policy, cache: cache)
         case .fetch(let revalidating, let fallback):
             return try await fetch(initial, lookup: lookup, revalidating: revalidating, fallback: fallback, id: id, info: requestInfo,
                                    options: options, cache: cache, sink: sink, started: started)
@@ -118,7 +118,8 @@ extension Session {
         }
     }
 
-    private func notCached(_ request: BuiltRequest, info: RequestInfo, policy: CacheOptions.Policy) -> FetchError {
+    private func notCached(_ request: BuiltRequest, info: RequestInfo, policy: CacheOptions.Policy, cache: any ResponseCache) -> FetchError {
+        cache.didServe(nil, as: .miss)  // a lookup that found nothing: it counts against the hit ratio
         let why = policy == .returnCacheDontLoad ? "the cache policy (or --offline) allows no request" : "the request says only-if-cached"
         var error = FetchError(.notCached, "nothing stored for this request and \(why)", url: info.url)
         error.attempts = 0

@@ -45,7 +45,8 @@ struct CacheCommand: AsyncParsableCommand {
                 if stateDir == nil { state = config.jobsFile?.settings.stateDir ?? state }
                 settingsCacheDir = config.jobsFile?.settings.cacheDir
             }
-            return (state, cacheDir ?? settingsCacheDir ?? (state as NSString).appendingPathComponent("cache"))
+            let cache = cacheDir ?? settingsCacheDir ?? (state as NSString).appendingPathComponent("cache")
+            return (state, URL(fileURLWithPath: cache).standardizedFileURL.path)
         }
 
         func openReadOnly() throws -> SQLiteResponseCache? {
