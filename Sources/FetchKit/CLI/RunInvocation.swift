@@ -125,7 +125,8 @@ public struct RunInvocation: Sendable {
         let cacheDirectory = Self.cacheDirectory(config, stateDirectory: stateDirectory)
         var cache: SQLiteResponseCache?
         do {
-            cache = try SQLiteResponseCache(directory: cacheDirectory, redact: { [redactor = config.redactor] in redactor.redact($0) },
+            cache = try SQLiteResponseCache(directory: cacheDirectory, batchesStores: true,
+                                            redact: { [redactor = config.redactor] in redactor.redact($0) },
                                             onProblem: { problems.report($0) })
         } catch {
             problems.report(CacheProblem(path: cacheDirectory, message: "running without the response cache: \(error)"))

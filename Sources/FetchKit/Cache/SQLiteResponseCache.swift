@@ -31,6 +31,13 @@ import Glibc
 /// ```
 public final class SQLiteResponseCache: ResponseCache {
     public let directory: String
+    /// Stores return once their body is in place and their rows are committed together every 20 ms
+    /// (and before an invalidation, and at `finishRun`), as the state store gathers job results: a
+    /// batch of thousands of jobs then costs a few commits and no wake-up of its own per response.
+    /// A response stored in the last 20 ms is not yet found by a lookup, and a `kill -9` loses at
+    /// most those rows (their bodies become orphans that `prune` removes). Off by default: a
+    /// library's next request expects to find what the previous one stored; `fetchctl run` turns it on.
+    public let batchesStores: Bool
     let pool: DatabasePool
     private let redact: @Sendable (String) -> String
     private let onProblem: @Sendable (CacheProblem) -> Void
@@ -44,10 +51,14 @@ public final class SQLiteResponseCache: ResponseCache {
         /// Rows whose bodies are in place, waiting for the writer, with the stores waiting on them.
         var pending: [(row: PendingRow, done: CheckedContinuation<Void, Never>)] = []
         var writing = false
-        /// The index held no entry when opened and nothing was stored since: lookups need no query
-        /// (a cold run's thousands of misses cost nothing). Another process sharing the directory
-        /// may store meanwhile; this process then misses what it stored, which is allowed.
+        /// The index held no entry when opened: only URLs this process stored since (`storedHashes`)
+        /// need a query; a cold run's thousands of misses cost nothing. Another process sharing the
+        /// directory may store meanwhile; this process then misses what it stored, which is allowed.
         var empty = false
+        var storedHashes: Set<String> = []
+        /// With `batchesStores`: rows gathered for the next timed commit.
+        var deferred: [PendingRow] = []
+        var flushScheduled = false
     }
 
     /// An index row to insert (or replace) once its body is in place.
@@ -77,9 +88,11 @@ public final class SQLiteResponseCache: ResponseCache {
     ///   - redact: applied to URLs before they are written (`Redactor.redact`).
     ///   - onProblem: told about every problem worked around, once per path and message.
     ///   - readOnly: opens an existing index without creating or migrating (`cache stats`, `--dry-run`).
-    public init(directory: String, readOnly: Bool = false, redact: @escaping @Sendable (String) -> String = { $0 },
+    public init(directory: String, readOnly: Bool = false, batchesStores: Bool = false,
+                redact: @escaping @Sendable (String) -> String = { $0 },
                 onProblem: @escaping @Sendable (CacheProblem) -> Void = { _ in }) throws {
         self.directory = directory
+        self.batchesStores = batchesStores
         self.redact = redact
         self.onProblem = onProblem
         let path = (directory as NSString).appendingPathComponent("index.sqlite")
@@ -167,8 +180,12 @@ public final class SQLiteResponseCache: ResponseCache {
     // MARK: - ResponseCache
 
     public func entries(method: HTTPMethod, url: String) async -> [CachedResponse] {
-        if state.withLock({ $0.empty }) { return [] }
         let hash = Self.digest(url)
+        let (known, waiting) = state.withLock { s in
+            (!s.empty || s.storedHashes.contains(hash), s.deferred.contains { $0.hash == hash })
+        }
+        if !known { return [] }
+        if waiting { await flushDeferred() }  // stored a moment ago, not committed yet
         do {
             // Rows become Sendable values inside the closure, so GRDB's async `read` is the one called:
             // its synchronous twin would block a thread of Swift's cooperative pool while readers wait
@@ -252,15 +269,42 @@ public final class SQLiteResponseCache: ResponseCache {
     /// transaction is being written go into the next one together, so many jobs storing at once
     /// cost a few commits rather than one each, while a lone store is committed at once.
     private func commit(_ row: PendingRow) async {
+        if batchesStores {
+            let schedule = state.withLock { s -> Bool in
+                if s.empty { s.storedHashes.insert(row.hash) }
+                s.deferred.append(row)
+                defer { s.flushScheduled = true }
+                return !s.flushScheduled
+            }
+            if schedule {
+                Task {
+                    try? await Task.sleep(for: .milliseconds(20))
+                    await self.flushDeferred()
+                }
+            }
+            return
+        }
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             let starts = state.withLock { s -> Bool in
-                s.empty = false
+                if s.empty { s.storedHashes.insert(row.hash) }
                 s.pending.append((row, done))
                 defer { s.writing = true }
                 return !s.writing
             }
             if starts { Task { await self.writePending() } }
         }
+    }
+
+    /// Commits the rows `batchesStores` gathered (a no-op without any).
+    func flushDeferred() async {
+        let rows = state.withLock { s -> [PendingRow] in
+            defer {
+                s.deferred = []
+                s.flushScheduled = false
+            }
+            return s.deferred
+        }
+        if !rows.isEmpty { await insert(rows) }
     }
 
     private func writePending() async {
@@ -322,6 +366,7 @@ public final class SQLiteResponseCache: ResponseCache {
     }
 
     public func invalidate(url: String) async {
+        await flushDeferred()  // a response stored just before must not survive its invalidation
         let hash = Self.digest(url)
         await delete(where: "url_hash = ?", arguments: [hash])
     }
@@ -343,6 +388,7 @@ public final class SQLiteResponseCache: ResponseCache {
     /// Writes what this process served (for LRU and `cache stats`' hit ratio of the last run), then
     /// prunes to `maxSize`. Called once at the end of a run.
     public func finishRun(id runID: String, maxSize: Int64?) async {
+        await flushDeferred()
         let (served, counts) = state.withLock { s -> ([Int64: Int], [RequestMetrics.CacheUse: Int]) in
             defer { s.served = [:]; s.counts = [:] }
             return (s.served, s.counts)

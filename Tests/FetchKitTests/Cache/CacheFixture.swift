@@ -21,7 +21,8 @@ final class CacheFixture: Sendable {
         guard !config.hasErrors else { throw FixtureError(text: "\(config.diagnostics)") }
         let plan = try RunPlan(config: config, selecting: [])
         let recorder = CacheEventRecorder()
-        let cache = try? SQLiteResponseCache(directory: cacheDirectory ?? self.cacheDirectory, redact: { [redactor = config.redactor] in redactor.redact($0) },
+        // Stores batched, as `fetchctl run` opens it.
+        let cache = try? SQLiteResponseCache(directory: cacheDirectory ?? self.cacheDirectory, batchesStores: true, redact: { [redactor = config.redactor] in redactor.redact($0) },
                                              onProblem: { recorder.responseCacheDidReport($0) })
         if cache == nil { recorder.responseCacheDidReport(CacheProblem(path: cacheDirectory ?? self.cacheDirectory, message: "no cache")) }
         let store = try StateStore(directory: files.path(".fetchctl"))
