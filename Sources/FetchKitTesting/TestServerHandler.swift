@@ -50,6 +50,12 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                 headers: head.headers.map { ($0.name, $0.value) }, bodyBytes: body.count, time: .now))
             var reply = TestServerRoutes.reply(to: request, state: state)
             reply.compressible = query["compress"] == "1"
+            if head.method == .HEAD {
+                // RFC 9110 §9.3.2: the GET response's headers (Content-Length included), no body.
+                reply.headers.append(("Content-Length", String(reply.body.count)))
+                reply.body = .bytes([])
+                reply.sendsContentLength = false
+            }
             if reply.delay > .zero {
                 context.eventLoop.assumeIsolated().scheduleTask(in: reply.delay) {
                     self.send(reply, context: context)

@@ -372,3 +372,36 @@ import Testing
         try await f.server.shutdown()
     }
 }
+
+/// RFC 9111 §4.3.5 end to end: a `HEAD` whose validators no longer match makes the stored `GET`
+/// response stale; one whose validators match freshens it.
+@Suite struct HeadFresheningTests {
+    @Test func aHeadWithNewValidatorsInvalidatesTheStoredGet() async throws {
+        let f = try CacheFixture(server: try await TestServer.start(), jobs: """
+            settings: {output_dir: out}
+            jobs:
+              - {id: get, url: "${BASE}/cache/doc?max_age=600", save: doc.json}
+              - {id: head, url: "${BASE}/cache/doc?max_age=600", method: HEAD, needs: [get]}
+              - {id: again, url: "${BASE}/cache/doc?max_age=600", save: again.json, needs: [head]}
+            """)
+        _ = try await f.run()
+        let unchanged = try await f.run()
+        #expect(unchanged.cacheUses("head") == [.hit], "the HEAD's own stored response answers it")
+        #expect(unchanged.cacheUses("again") == [.hit])
+
+        f.server.state.setCacheVersion("doc", "v2")
+        // The same state directory with a jobs file whose HEAD must reach the server (`reload`).
+        try """
+            version: 1
+            settings: {output_dir: out}
+            jobs:
+              - {id: head, url: "${BASE}/cache/doc?max_age=600", method: HEAD, cache: {policy: reload}}
+              - {id: again, url: "${BASE}/cache/doc?max_age=600", save: again.json, needs: [head]}
+            """.write(toFile: f.files.path("jobs.yaml"), atomically: true, encoding: .utf8)
+        let changed = try await f.run()
+        #expect(changed.cacheUses("head") == [.miss])
+        #expect(changed.cacheUses("again") == [.miss], "the stored GET is stale once a HEAD showed another ETag")
+        #expect(f.output("again.json")?.contains(#""version":"v2""#) == true)
+        try await f.server.shutdown()
+    }
+}
