@@ -87,7 +87,7 @@ import Testing
         let err = Pipe()
         shell.standardError = err
         shell.standardOutput = FileHandle.nullDevice
-        try shell.run()
+        try FetchctlProcess.launch(shell)
         let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         await FetchctlProcess.waitForExit(shell)
         #expect(shell.terminationStatus == 0, "\(log)")

@@ -60,7 +60,7 @@ struct FetchctlProcess {
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        try process.run()
+        try launch(process)
         // Read both pipes at once, before waiting: a child that fills one pipe (a long JSON log on
         // stderr) while the other is being read to its end would block, and the test with it.
         let errors = LockedData()
@@ -90,8 +90,18 @@ struct FetchctlProcess {
         _ = FileManager.default.createFile(atPath: directory.appendingPathComponent("stderr.txt").path, contents: nil)
         process.standardOutput = try FileHandle(forWritingTo: directory.appendingPathComponent("stdout.txt"))
         process.standardError = try FileHandle(forWritingTo: directory.appendingPathComponent("stderr.txt"))
-        try process.run()
+        try launch(process)
         return process
+    }
+
+    /// Foundation's `Process.run()` on Linux is not safe to call from several threads at once (a
+    /// test run crashed in its memmove while tests launched the binary in parallel): one at a time.
+    private static let launching = NSLock()
+
+    static func launch(_ process: Process) throws {
+        launching.lock()
+        defer { launching.unlock() }
+        try process.run()
     }
 
     /// A fresh temporary directory holding `files`, removed when the test process exits.

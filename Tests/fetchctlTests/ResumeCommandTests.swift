@@ -18,7 +18,7 @@ import Testing
         process.arguments = [path.path]
         let pipe = Pipe()
         process.standardOutput = pipe
-        try process.run()
+        try FetchctlProcess.launch(process)
         let output = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return String(String(decoding: output, as: UTF8.self).prefix(64))

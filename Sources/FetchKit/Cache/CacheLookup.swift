@@ -115,11 +115,14 @@ struct CacheLookup: Sendable {
         updated.requestTime = requestTime
         updated.responseTime = responseTime
         updated.invalidated = false
-        return options.handler.response(toCache: updated, for: request).map { changed in
-            var kept = changed
-            kept.id = entry.id
-            return kept
-        } ?? updated
+        // The behaviour may refuse it now (`do_not_cache`): it is then served once and marked stale.
+        guard var kept = options.handler.response(toCache: updated, for: request) else {
+            updated.invalidated = true
+            return updated
+        }
+        kept.id = entry.id
+        kept.storageName = entry.storageName
+        return kept
     }
 
     /// A stored response as it is served: its headers with the `Age` it has now (§4, §5.1).
@@ -162,8 +165,11 @@ struct CacheLookup: Sendable {
     /// A `200` to a `HEAD` updates the stored `GET` response it describes, or marks it stale (§4.3.5).
     func headDidArrive(_ head: TransportResponseHead, cache: any ResponseCache) async {
         guard (200...299).contains(head.status) else { return }
+        // A stored body that was decoded has its decoded length: the HEAD's encoded one says nothing.
+        var headHeaders = head.headers
+        if headHeaders["Content-Encoding"] != nil { headHeaders.remove(name: "Content-Length") }
         for var entry in await cache.entries(method: .get, url: url) where selects(entry) {
-            switch CacheRules.headResponse(head.headers, updates: entry.headers, storedBodySize: entry.bodySize) {
+            switch CacheRules.headResponse(headHeaders, updates: entry.headers, storedBodySize: entry.bodySize) {
             case .update(let headers):
                 entry.headers = headers
                 entry.requestTime = Date()

@@ -7,7 +7,12 @@ import NIOCore
 ///
 /// The copy is stored only after `inner` finished (the job's file is in place) and only when the
 /// whole body arrived; a failure to write the copy drops it (with a `cache.warning`), never the job.
-final class CachingSink<Inner: ResponseSink>: ResponseSink {
+/// A sink that wants to know when the session follows a redirect within an attempt.
+protocol RedirectObserving {
+    func willFollowRedirect()
+}
+
+final class CachingSink<Inner: ResponseSink>: ResponseSink, RedirectObserving {
     let inner: Inner
     private let cache: any ResponseCache
     private let lookup: CacheLookup
@@ -22,6 +27,8 @@ final class CachingSink<Inner: ResponseSink>: ResponseSink {
         var notModified: TransportResponseHead?
         var head: TransportResponseHead?
         var writer: (any CacheBodyWriter)?
+        /// The attempt followed a redirect: the response that arrives is another URL's.
+        var redirected = false
     }
 
     init(inner: Inner, cache: any ResponseCache, lookup: CacheLookup, revalidating: CachedResponse?, monitor: CompositeEventMonitor) {
@@ -45,8 +52,16 @@ final class CachingSink<Inner: ResponseSink>: ResponseSink {
             s.sent = prepared
             s.requestTime = Date()
             s.notModified = nil
+            s.redirected = false
         }
         return prepared
+    }
+
+    /// A redirected response is not stored under the URL the job asked for: a `302` to a file with
+    /// a year's `max-age` must not answer the first URL for a year (RFC 9111 stores responses under
+    /// the URL that produced them).
+    func willFollowRedirect() {
+        state.withLock { $0.redirected = true }
     }
 
     func handles(status: Int) -> Bool {
@@ -55,19 +70,19 @@ final class CachingSink<Inner: ResponseSink>: ResponseSink {
 
     func open(_ head: TransportResponseHead) throws {
         let now = Date()
-        let sent = state.withLock { s -> BuiltRequest? in
+        let (sent, redirected) = state.withLock { s -> (BuiltRequest?, Bool) in
             s.responseTime = now
             s.head = head
             s.writer?.discard()
             s.writer = nil
-            return s.sent
+            return (s.sent, s.redirected)
         }
         if head.status == 304, revalidating != nil {
             state.withLock { $0.notModified = head }
             return
         }
         try inner.open(head)
-        if let sent, lookup.mayStore(head, sent: sent), let writer = cache.makeBodyWriter() {
+        if let sent, !redirected, lookup.mayStore(head, sent: sent), let writer = cache.makeBodyWriter() {
             state.withLock { $0.writer = writer }
         }
     }

@@ -59,6 +59,10 @@ public final class SQLiteResponseCache: ResponseCache {
         /// With `batchesStores`: rows gathered for the next timed commit.
         var deferred: [PendingRow] = []
         var flushScheduled = false
+        /// Invalidations so far, and the last one per URL hash: a batched row stored before an
+        /// invalidation of its URL is dropped even if its flush was already under way.
+        var generation = 0
+        var invalidatedAt: [String: Int] = [:]
     }
 
     /// An index row to insert (or replace) once its body is in place.
@@ -76,6 +80,8 @@ public final class SQLiteResponseCache: ResponseCache {
         var body: String
         var size: Int64
         var storedAt: Double
+        /// `State.generation` when the row was made.
+        var generation = 0
     }
 
     public var indexPath: String { (directory as NSString).appendingPathComponent("index.sqlite") }
@@ -197,7 +203,7 @@ public final class SQLiteResponseCache: ResponseCache {
                     SELECT id, method, status, headers, request_time, response_time, vary_names, vary_key, ttl, invalidated, body_size, body
                     FROM responses WHERE url_hash = ? AND method = ? ORDER BY response_time DESC, id DESC
                     """)
-                return try Row.fetchAll(statement, arguments: [hash, method.rawValue]).map { CachedResponse(lookupRow: $0, url: url) }
+                return try Row.fetchAll(statement, arguments: [hash, method.rawValue]).compactMap { CachedResponse(lookupRow: $0, url: url) }
             }
         } catch {
             report(indexPath, "cannot read the response cache index: \(error)")
@@ -222,11 +228,17 @@ public final class SQLiteResponseCache: ResponseCache {
         let allocator = ByteBufferAllocator()
         while remaining > 0 {
             var buffer = allocator.buffer(capacity: Int(min(remaining, 256 * 1024)))
+            var readError: Int32 = 0
             let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 0) { raw in
-                Glibc.read(fd, raw.baseAddress!, min(raw.count, Int(remaining)))
+                let n = Glibc.read(fd, raw.baseAddress!, min(raw.count, Int(remaining)))
+                if n < 0 { readError = errno }
+                return max(0, n)  // a negative count would trap in ByteBuffer
             }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { throw CacheMiss(reason: "the stored body could not be read") }
+            if readError == EINTR { continue }
+            guard count > 0 else {
+                await remove(entry)
+                throw CacheMiss(reason: "the stored body could not be read")
+            }
             remaining -= Int64(count)
             try body(buffer)
         }
@@ -275,6 +287,8 @@ public final class SQLiteResponseCache: ResponseCache {
         if batchesStores {
             let schedule = state.withLock { s -> Bool in
                 if s.empty { s.storedHashes.insert(row.hash) }
+                var row = row
+                row.generation = s.generation
                 s.deferred.append(row)
                 defer { s.flushScheduled = true }
                 return !s.flushScheduled
@@ -290,6 +304,8 @@ public final class SQLiteResponseCache: ResponseCache {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             let starts = state.withLock { s -> Bool in
                 if s.empty { s.storedHashes.insert(row.hash) }
+                var row = row
+                row.generation = s.generation
                 s.pending.append((row, done))
                 defer { s.writing = true }
                 return !s.writing
@@ -324,6 +340,12 @@ public final class SQLiteResponseCache: ResponseCache {
     }
 
     private func insert(_ rows: [PendingRow]) async {
+        let invalidated = state.withLock { $0.invalidatedAt }
+        let (rows, dropped) = rows.reduce(into: ([PendingRow](), [PendingRow]())) { out, row in
+            if let at = invalidated[row.hash], at > row.generation { out.1.append(row) } else { out.0.append(row) }
+        }
+        for row in dropped { unlink((directory as NSString).appendingPathComponent(row.body)) }
+        if rows.isEmpty { return }
         do {
             let replaced = try await pool.write { db -> [String] in
                 var replaced: [String] = []
@@ -369,7 +391,13 @@ public final class SQLiteResponseCache: ResponseCache {
     }
 
     public func invalidate(url: String) async {
-        await flushDeferred()  // a response stored just before must not survive its invalidation
+        // A response stored just before must not survive its invalidation, even one whose batch is
+        // being written right now.
+        state.withLock { s in
+            s.generation += 1
+            s.invalidatedAt[Self.digest(url)] = s.generation
+        }
+        await flushDeferred()
         let hash = Self.digest(url)
         await delete(where: "url_hash = ?", arguments: [hash])
     }
@@ -411,6 +439,7 @@ public final class SQLiteResponseCache: ResponseCache {
             report(indexPath, "cannot record the response cache's use: \(error)")
         }
         if let maxSize { _ = await prune(maxSize: maxSize) }
+        sweepTemporaryFiles()
     }
 
     /// Removes least recently used entries until the bodies total at most `maxSize` bytes, and
@@ -475,6 +504,23 @@ public final class SQLiteResponseCache: ResponseCache {
         return result
     }
 
+    /// Temporary body files older than an hour (left by a killed process), removed at the end of
+    /// every run; orphan bodies in `bodies/` (rows a kill lost) wait for `fetchctl cache prune`,
+    /// whose listing of every body would cost a large cache too much at each run.
+    @discardableResult
+    func sweepTemporaryFiles() -> Int {
+        var removed = 0
+        let hourAgo = Date().addingTimeInterval(-3600)
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: temporaryPath)) ?? [] {
+            let path = (temporaryPath as NSString).appendingPathComponent(name)
+            if let modified = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date, modified < hourAgo,
+               unlink(path) == 0 {
+                removed += 1
+            }
+        }
+        return removed
+    }
+
     private func sweepOrphans() async -> Int {
         let known: Set<String>
         do {
@@ -490,14 +536,7 @@ public final class SQLiteResponseCache: ResponseCache {
                 if unlink((folder as NSString).appendingPathComponent(name)) == 0 { removed += 1 }
             }
         }
-        let hourAgo = Date().addingTimeInterval(-3600)
-        for name in (try? files.contentsOfDirectory(atPath: temporaryPath)) ?? [] {
-            let path = (temporaryPath as NSString).appendingPathComponent(name)
-            if let modified = (try? files.attributesOfItem(atPath: path))?[.modificationDate] as? Date, modified < hourAgo, unlink(path) == 0 {
-                removed += 1
-            }
-        }
-        return removed
+        return removed + sweepTemporaryFiles()
     }
 
     // MARK: - Reading for `fetchctl cache`
@@ -603,14 +642,18 @@ public final class SQLiteResponseCache: ResponseCache {
 
 extension CachedResponse {
     /// A row of `entries`' query, read by position (names cost a lookup each).
-    init(lookupRow row: Row, url: String) {
-        let names: String? = row[6]
-        self.init(id: row[0], method: HTTPMethod(rawValue: row[1]) ?? .get, url: url, status: row[2],
-                  headers: SQLiteResponseCache.decode(row[3]),
-                  requestTime: Date(timeIntervalSince1970: row[4]), responseTime: Date(timeIntervalSince1970: row[5]),
-                  varyNames: names.map { $0.split(separator: " ").map(String.init) }, varyKey: row[7], ttl: row[8],
-                  invalidated: row[9], bodySize: row[10])
-        storageName = row[11]
+    /// Optional reads throughout: a damaged or hand-edited row is skipped (nil), never a crash.
+    init?(lookupRow row: Row, url: String) {
+        guard let id = row[0] as Int64?, let method = (row[1] as String?).flatMap(HTTPMethod.init(rawValue:)),
+              let status = row[2] as Int?, let headers = row[3] as String?, let requestTime = row[4] as Double?,
+              let responseTime = row[5] as Double?, let varyKey = row[7] as String?, let invalidated = row[9] as Bool?,
+              let bodySize = row[10] as Int64?, let body = row[11] as String? else { return nil }
+        let names = row[6] as String?
+        self.init(id: id, method: method, url: url, status: status, headers: SQLiteResponseCache.decode(headers),
+                  requestTime: Date(timeIntervalSince1970: requestTime), responseTime: Date(timeIntervalSince1970: responseTime),
+                  varyNames: names.map { $0.split(separator: " ").map(String.init) }, varyKey: varyKey, ttl: row[8] as Double?,
+                  invalidated: invalidated, bodySize: bodySize)
+        storageName = body
     }
 }
 

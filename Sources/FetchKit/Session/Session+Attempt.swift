@@ -26,6 +26,7 @@ extension Session {
             case .redirect(let next):
                 hops += 1
                 current = next
+                (sink as? any RedirectObserving)?.willFollowRedirect()
             case .failed(let error):
                 throw error
             case .accepted:

@@ -12,8 +12,13 @@ extension Session {
                           cacheOptions: RequestCacheOptions, sink: some ResponseSink) async throws -> Response {
         let method = initial.method
         guard method == .get || method == .head else {
+            if cacheOptions.policy == .returnCacheDontLoad {
+                // Offline: an unsafe request is never answered from the cache, and may not be sent.
+                let info = RequestInfo(id: id, job: options.job, method: method, url: redactor.redact(initial.url.absoluteString), attempt: 1)
+                throw notCached(initial, info: info, policy: cacheOptions.policy, cache: cache)
+            }
             let response = try await perform(initial, id: id, options: options, sink: sink)
-            if !method.isSafe, response.status < 400 { await invalidate(after: response, cache: cache) }
+            if !method.isSafe, response.status < 400 { await invalidate(target: initial.url, after: response, cache: cache) }
             return response
         }
         var keyed = initial
@@ -127,11 +132,16 @@ extension Session {
         return error
     }
 
-    /// RFC 9111 §4.4: a successful unsafe request invalidates the stored responses for its URL and
-    /// for a same-origin `Location` or `Content-Location`.
-    private func invalidate(after response: Response, cache: any ResponseCache) async {
-        let target = response.request.url
+    /// RFC 9111 §4.4: a successful unsafe request invalidates the stored responses for its target
+    /// URL and for a same-origin `Location` or `Content-Location` of its response. After a redirect
+    /// (a 303 to the created resource, say) the final response is another request's: only the
+    /// target is invalidated, and the final URL too.
+    private func invalidate(target: URL, after response: Response, cache: any ResponseCache) async {
         await cache.invalidate(url: CacheKey.canonicalURL(target))
+        guard response.request.url == target else {
+            await cache.invalidate(url: CacheKey.canonicalURL(response.request.url))
+            return
+        }
         for name in ["Location", "Content-Location"] {
             guard let value = response.head.headers[name], let url = URL(string: value, relativeTo: target)?.absoluteURL,
                   CacheKey.sameOrigin(url, target) else { continue }

@@ -86,6 +86,13 @@ public final class Session: Sendable {
         if let cache = responseCache, let cacheOptions = options.cache {
             return try await executeWithCache(initial, id: id, options: options, cache: cache, cacheOptions: cacheOptions, sink: sink)
         }
+        if options.cache?.policy == .returnCacheDontLoad {
+            // Offline without a cache that could be opened: nothing is stored, nothing may be sent.
+            var error = FetchError(.notCached, "no response cache, and the cache policy (or --offline) allows no request",
+                                   url: redactor.redact(initial.url.absoluteString))
+            error.attempts = 0
+            throw error
+        }
         return try await perform(initial, id: id, options: options, sink: sink)
     }
 

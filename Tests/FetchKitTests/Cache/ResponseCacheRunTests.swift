@@ -405,3 +405,33 @@ import Testing
         try await f.server.shutdown()
     }
 }
+
+/// What the cache must never do: answer a URL with another URL's response, or send a request offline.
+@Suite struct CacheBoundaryTests {
+    @Test func aRedirectedResponseIsNotStoredUnderTheFirstURL() async throws {
+        let f = try CacheFixture(server: try await TestServer.start(), jobs: """
+            settings: {output_dir: out}
+            jobs:
+              - {id: latest, url: "${BASE}/redirect-to?url=/cache/target%3Fmax_age%3D600", save: latest.json}
+            """)
+        _ = try await f.run()
+        let second = try await f.run()
+        #expect(second.outcome("latest") == .succeeded)
+        #expect(second.events.metrics.allSatisfy { $0.metrics.cache == .miss }, "a 302's target is not the first URL's response")
+        #expect(f.server.state.cacheServed("target") == 2)
+        try await f.server.shutdown()
+    }
+
+    @Test func offlineSendsNoUnsafeRequest() async throws {
+        let f = try CacheFixture(server: try await TestServer.start(), jobs: """
+            settings: {output_dir: out}
+            jobs:
+              - {id: post, url: "${BASE}/cache/form", method: POST, body: {text: "x"}}
+            """)
+        let offline = try await f.run(offline: true)
+        #expect(offline.outcome("post") == .failed)
+        #expect(offline.result("post")?.error?.code == .notCached)
+        #expect(f.server.state.requests.isEmpty)
+        try await f.server.shutdown()
+    }
+}
