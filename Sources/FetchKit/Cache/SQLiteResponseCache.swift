@@ -41,9 +41,9 @@ public final class SQLiteResponseCache: ResponseCache {
     let pool: DatabasePool
     private let redact: @Sendable (String) -> String
     private let onProblem: @Sendable (CacheProblem) -> Void
-    private let state = LockedBox(State())
+    let state = LockedBox(State())
 
-    private struct State {
+    struct State {
         /// Entries served since the last `finishRun`, for `used_at` and `hits` (written in one transaction).
         var served: [Int64: Int] = [:]
         var counts: [RequestMetrics.CacheUse: Int] = [:]
@@ -414,166 +414,6 @@ public final class SQLiteResponseCache: ResponseCache {
         }
     }
 
-    // MARK: - Maintenance
-
-    /// Writes what this process served (for LRU and `cache stats`' hit ratio of the last run), then
-    /// prunes to `maxSize`. Called once at the end of a run.
-    public func finishRun(id runID: String, maxSize: Int64?) async {
-        await flushDeferred()
-        let (served, counts) = state.withLock { s -> ([Int64: Int], [RequestMetrics.CacheUse: Int]) in
-            defer { s.served = [:]; s.counts = [:] }
-            return (s.served, s.counts)
-        }
-        let now = Date().timeIntervalSince1970
-        do {
-            try await pool.write { db in
-                for (id, hits) in served {
-                    try db.execute(sql: "UPDATE responses SET used_at = ?, hits = hits + ? WHERE id = ?", arguments: [now, hits, id])
-                }
-                if !counts.isEmpty {
-                    try db.execute(sql: "INSERT OR REPLACE INTO usage (run_id, finished_at, hits, revalidated, stale, misses) VALUES (?, ?, ?, ?, ?, ?)",
-                                   arguments: [runID, now, counts[.hit] ?? 0, counts[.revalidated] ?? 0, counts[.stale] ?? 0, counts[.miss] ?? 0])
-                }
-            }
-        } catch {
-            report(indexPath, "cannot record the response cache's use: \(error)")
-        }
-        if let maxSize { _ = await prune(maxSize: maxSize) }
-        sweepTemporaryFiles()
-    }
-
-    /// Removes least recently used entries until the bodies total at most `maxSize` bytes, and
-    /// entries not used for `olderThan`. With `sweep`, also removes body files no row names and
-    /// temporary files older than an hour (left by a killed process). Returns what was removed.
-    @discardableResult
-    public func prune(maxSize: Int64? = nil, olderThan: TimeInterval? = nil, sweep: Bool = false) async -> CachePruneResult {
-        var result = CachePruneResult()
-        do {
-            let removed = try await pool.write { db -> [(String, Int64)] in
-                var removed: [(String, Int64)] = []
-                if let olderThan {
-                    let cutoff = Date().timeIntervalSince1970 - olderThan
-                    let rows = try Row.fetchAll(db, sql: "SELECT body, body_size FROM responses WHERE used_at < ?", arguments: [cutoff])
-                    removed += rows.map { ($0["body"], $0["body_size"]) }
-                    try db.execute(sql: "DELETE FROM responses WHERE used_at < ?", arguments: [cutoff])
-                }
-                if let maxSize {
-                    var total = try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(body_size), 0) FROM responses") ?? 0
-                    if total > maxSize {
-                        let rows = try Row.fetchCursor(db, sql: "SELECT id, body, body_size FROM responses ORDER BY used_at, id")
-                        var ids: [Int64] = []
-                        while total > maxSize, let row = try rows.next() {
-                            ids.append(row["id"])
-                            removed.append((row["body"], row["body_size"]))
-                            total -= row["body_size"] as Int64
-                        }
-                        for chunk in stride(from: 0, to: ids.count, by: 500) {
-                            let part = ids[chunk..<min(chunk + 500, ids.count)]
-                            try db.execute(sql: "DELETE FROM responses WHERE id IN (\(part.map { _ in "?" }.joined(separator: ",")))",
-                                           arguments: StatementArguments(Array(part)))
-                        }
-                    }
-                }
-                return removed
-            }
-            for (body, size) in removed {
-                unlink((directory as NSString).appendingPathComponent(body))
-                result.entries += 1
-                result.bytes += size
-            }
-        } catch {
-            report(indexPath, "cannot prune the response cache: \(error)")
-        }
-        if sweep { result.orphans = await sweepOrphans() }
-        return result
-    }
-
-    /// Removes every entry and body.
-    public func clear() async throws -> CachePruneResult {
-        var result = CachePruneResult()
-        let (count, bytes) = try await pool.write { db -> (Int, Int64) in
-            let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM responses") ?? 0
-            let bytes = try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(body_size), 0) FROM responses") ?? 0
-            try db.execute(sql: "DELETE FROM responses; DELETE FROM usage")
-            return (count, bytes)
-        }
-        result.entries = count
-        result.bytes = bytes
-        try? FileManager.default.removeItem(atPath: bodiesPath)
-        try? FileManager.default.removeItem(atPath: temporaryPath)
-        return result
-    }
-
-    /// Temporary body files older than an hour (left by a killed process), removed at the end of
-    /// every run; orphan bodies in `bodies/` (rows a kill lost) wait for `fetchctl cache prune`,
-    /// whose listing of every body would cost a large cache too much at each run.
-    @discardableResult
-    func sweepTemporaryFiles() -> Int {
-        var removed = 0
-        let hourAgo = Date().addingTimeInterval(-3600)
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: temporaryPath)) ?? [] {
-            let path = (temporaryPath as NSString).appendingPathComponent(name)
-            if let modified = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date, modified < hourAgo,
-               unlink(path) == 0 {
-                removed += 1
-            }
-        }
-        return removed
-    }
-
-    private func sweepOrphans() async -> Int {
-        let known: Set<String>
-        do {
-            known = Set(try await pool.read { db in try String.fetchAll(db, sql: "SELECT body FROM responses") })
-        } catch {
-            return 0
-        }
-        var removed = 0
-        let files = FileManager.default
-        for bucket in (try? files.contentsOfDirectory(atPath: bodiesPath)) ?? [] {
-            let folder = (bodiesPath as NSString).appendingPathComponent(bucket)
-            for name in (try? files.contentsOfDirectory(atPath: folder)) ?? [] where !known.contains("bodies/\(bucket)/\(name)") {
-                if unlink((folder as NSString).appendingPathComponent(name)) == 0 { removed += 1 }
-            }
-        }
-        return removed + sweepTemporaryFiles()
-    }
-
-    // MARK: - Reading for `fetchctl cache`
-
-    /// Entries, bytes, the oldest entry and the last run's use.
-    public func statistics() async throws -> CacheStatistics {
-        try await pool.read { db in
-            var stats = CacheStatistics()
-            if let row = try Row.fetchOne(db, sql: "SELECT count(*) AS n, COALESCE(SUM(body_size), 0) AS bytes, MIN(stored_at) AS oldest FROM responses") {
-                stats.entries = row["n"]
-                stats.bytes = row["bytes"]
-                stats.oldest = (row["oldest"] as Double?).map { Date(timeIntervalSince1970: $0) }
-            }
-            if let row = try Row.fetchOne(db, sql: "SELECT * FROM usage ORDER BY finished_at DESC LIMIT 1") {
-                stats.lastRun = CacheStatistics.RunUse(runID: row["run_id"], hits: row["hits"], revalidated: row["revalidated"],
-                                                       stale: row["stale"], misses: row["misses"])
-            }
-            return stats
-        }
-    }
-
-    /// Stored entries (redacted URLs), most recently used first, optionally only those whose URL starts with `prefix`.
-    public func list(urlPrefix prefix: String? = nil) async throws -> [CacheListing] {
-        try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM responses ORDER BY used_at DESC, id DESC").compactMap { row -> CacheListing? in
-                let url: String = row["url"]
-                if let prefix, !url.hasPrefix(prefix) { return nil }
-                return CacheListing(method: row["method"], url: url, status: row["status"], bytes: row["body_size"],
-                                    storedAt: Date(timeIntervalSince1970: row["stored_at"]), usedAt: Date(timeIntervalSince1970: row["used_at"]),
-                                    hits: row["hits"], headers: Self.decode(row["headers"]),
-                                    responseTime: Date(timeIntervalSince1970: row["response_time"]),
-                                    requestTime: Date(timeIntervalSince1970: row["request_time"]), ttl: row["ttl"],
-                                    invalidated: row["invalidated"])
-            }
-        }
-    }
-
     // MARK: - Helpers
 
     private func bodyPath(of entry: CachedResponse) async throws -> String {
@@ -595,7 +435,7 @@ public final class SQLiteResponseCache: ResponseCache {
         }
     }
 
-    private func report(_ path: String, _ message: String) {
+    func report(_ path: String, _ message: String) {
         let isNew = state.withLock { $0.reported.insert(path + "\u{0}" + message).inserted }
         if isNew { onProblem(CacheProblem(path: path, message: message)) }
     }
@@ -655,100 +495,4 @@ extension CachedResponse {
                   invalidated: invalidated, bodySize: bodySize)
         storageName = body
     }
-}
-
-/// A stored entry that can't be served (its body went missing); the session treats it as a miss.
-struct CacheMiss: Error {
-    var reason: String
-}
-
-/// A body being stored: a temporary file in the cache's `tmp/`, renamed into place by `store`.
-final class SQLiteCacheBodyWriter: CacheBodyWriter {
-    let path: String
-    private let state = LockedBox<(fd: Int32, size: Int64)>((-1, 0))
-    private static let counter = LockedBox(0)
-
-    init(directory: String) throws {
-        let serial = Self.counter.withLock { $0 += 1; return $0 }
-        path = (directory as NSString).appendingPathComponent("\(getpid())-\(serial)-\(SQLiteResponseCache.randomName().prefix(8)).tmp")
-        var fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        if fd < 0, errno == ENOENT {
-            try FileIO.createDirectory(containing: path)
-            fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        }
-        guard fd >= 0 else { throw FileIO.error(errno, "cannot create '\(path)'") }
-        state.withLock { $0.fd = fd }
-    }
-
-    var size: Int64 { state.withLock { $0.size } }
-
-    func write(_ chunk: ByteBuffer) throws {
-        try state.withLock { s in
-            guard s.fd >= 0 else { throw FetchError(.io, "'\(path)' is not open") }
-            try FileIO.write(chunk, to: s.fd, path: path)
-            s.size += Int64(chunk.readableBytes)
-        }
-    }
-
-    func close() throws {
-        try state.withLock { s in
-            guard s.fd >= 0 else { throw FetchError(.io, "'\(path)' is not open") }
-            defer { s.fd = -1 }
-            guard Glibc.close(s.fd) == 0 else { throw FileIO.error(errno, "cannot close '\(path)'") }
-        }
-    }
-
-    func discard() {
-        state.withLock { s in
-            if s.fd >= 0 { Glibc.close(s.fd) }
-            s.fd = -1
-        }
-        unlink(path)
-    }
-}
-
-/// What `prune` or `clear` removed.
-public struct CachePruneResult: Sendable, Equatable {
-    public var entries = 0
-    public var bytes: Int64 = 0
-    /// Body and temporary files no entry named.
-    public var orphans = 0
-}
-
-/// `fetchctl cache stats`.
-public struct CacheStatistics: Sendable {
-    public struct RunUse: Sendable {
-        public var runID: String
-        public var hits: Int
-        public var revalidated: Int
-        public var stale: Int
-        public var misses: Int
-        /// Responses served without a full download (hits, 304s and stale serves) over all lookups.
-        public var hitRatio: Double {
-            let total = hits + revalidated + stale + misses
-            return total == 0 ? 0 : Double(hits + revalidated + stale) / Double(total)
-        }
-    }
-
-    public var entries = 0
-    public var bytes: Int64 = 0
-    public var oldest: Date?
-    public var lastRun: RunUse?
-}
-
-/// One entry as `fetchctl cache list` shows it.
-public struct CacheListing: Sendable {
-    public var method: String
-    public var url: String
-    public var status: Int
-    public var bytes: Int64
-    public var storedAt: Date
-    public var usedAt: Date
-    public var hits: Int
-    public var headers: HTTPHeaders
-    public var responseTime: Date
-    public var requestTime: Date
-    public var ttl: TimeInterval?
-    /// A `HEAD` showed it out of date: revalidated before its next use.
-    public var invalidated: Bool
 }
