@@ -69,11 +69,5 @@ extension TestServerRoutes {
         return reply
     }
 
-    static func parseHTTPDate(_ text: String) -> Date? {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.date(from: text)
-    }
+    static func parseHTTPDate(_ text: String) -> Date? { httpDateFormatter().date(from: text) }
 }

@@ -162,12 +162,15 @@ enum TestServerRoutes {
         return out + "\""
     }
 
-    static func httpDate(_ date: Date) -> String {
+    static func httpDate(_ date: Date) -> String { httpDateFormatter().string(from: date) }
+
+    /// IMF-fixdate (RFC 9110 §5.6.7), for writing and reading HTTP dates.
+    static func httpDateFormatter() -> DateFormatter {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: date)
+        return formatter
     }
 
     static func fnv1a(_ bytes: [UInt8]) -> String {

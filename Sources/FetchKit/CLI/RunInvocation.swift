@@ -246,9 +246,8 @@ public struct DryRunRenderer: Sendable {
         }
         guard let request = try? job.router.makeRequest(), request.method == .get || request.method == .head else { return nil }
         guard let cache else { return offline ? "nothing stored: fails with not_cached" : "not stored: fetched" }
-        var keyed = request
-        Session.addDefaultHeaders(&keyed, options: RequestOptions(decodesContent: true))
-        let lookup = CacheLookup(request: keyed, options: RequestCacheOptions(job.behaviour, offline: offline), decodesContent: true)
+        let lookup = CacheLookup(sending: request, options: RequestOptions(decodesContent: true),
+                                 cache: RequestCacheOptions(job.behaviour, offline: offline))
         let stored = await lookup.storedResponse(in: cache)
         let now = Date()
         switch lookup.decision(for: stored, now: now) {

@@ -16,10 +16,14 @@ struct CacheLookup: Sendable {
     /// The session decodes `gzip`/`deflate` bodies before the sink: the stored body is the decoded one.
     let decodesContent: Bool
 
-    init(request: BuiltRequest, options: RequestCacheOptions, decodesContent: Bool) {
+    /// For `initial` as the session will send it: with its default headers (`User-Agent`, and
+    /// `Accept-Encoding` when bodies are decoded), which `Vary` may name.
+    init(sending initial: BuiltRequest, options requestOptions: RequestOptions, cache options: RequestCacheOptions) {
+        var request = initial
+        Session.addDefaultHeaders(&request, options: requestOptions)
         self.request = request
         self.options = options
-        self.decodesContent = decodesContent
+        decodesContent = requestOptions.decodesContent
         control = CacheControl(request: request.headers)
         url = CacheKey.canonicalURL(request.url)
     }

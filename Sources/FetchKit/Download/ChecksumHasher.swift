@@ -31,18 +31,9 @@ struct ChecksumHasher: Sendable {
 
     /// Lowercase hex of the digest.
     func finalize() -> String {
-        let bytes: [UInt8]
         switch engine {
-        case .sha256(let h): bytes = Array(h.finalize())
-        case .sha512(let h): bytes = Array(h.finalize())
+        case .sha256(let h): return Hex.string(h.finalize())
+        case .sha512(let h): return Hex.string(h.finalize())
         }
-        let digits: [Character] = Array("0123456789abcdef")
-        var out = ""
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0f)])
-        }
-        return out
     }
 }

@@ -96,7 +96,7 @@ final class JobContext: Sendable {
             let outcome: JobResult.Outcome = response.cache == .hit ? .cached : isUpToDate() ? .upToDate : .succeeded
             // An up-to-date download got a bodiless 304: the headers file written with the file still describes it.
             if let headersPath = job.headersPath, outcome != .upToDate {
-                try ResponseHeadersFile.write(response.head, to: headersPath, redactor: redactor)
+                try await ResponseHeadersFile.write(response.head, to: headersPath, redactor: redactor)
             }
             return JobResult(job: job.id, outcome: outcome, status: response.status, bytes: response.bytes,
                              attempts: response.attempts, duration: .now - started, path: path, cache: options.cache == nil ? nil : response.cache)

@@ -1,8 +1,6 @@
 import Foundation
+import NIOCore
 import NIOHTTP1
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `save_headers:` the status line and the response headers as the job received them, in the
 /// format of `curl -D` (CRLF line ends, a blank line at the end). A response from the cache gives
@@ -16,19 +14,15 @@ enum ResponseHeadersFile {
         return text + "\r\n"
     }
 
-    static func write(_ head: TransportResponseHead, to path: String, redactor: Redactor) throws {
-        let temporary = FileSink.save(to: path).temporaryPath
-        let data = Data(render(head, redactor: redactor).utf8)
+    /// Through a `FileSink`, so the headers file is saved as atomically as the body.
+    static func write(_ head: TransportResponseHead, to path: String, redactor: Redactor) async throws {
+        let sink = FileSink.save(to: path)
         do {
-            if !FileManager.default.createFile(atPath: temporary, contents: data) {
-                try FileIO.createDirectory(containing: temporary)
-                guard FileManager.default.createFile(atPath: temporary, contents: data) else {
-                    throw FetchError(.io, "cannot write '\(temporary)'")
-                }
-            }
-            guard rename(temporary, path) == 0 else { throw FileIO.error(errno, "cannot move the headers into place at '\(path)'") }
+            try sink.open(head)
+            try sink.write(ByteBuffer(string: render(head, redactor: redactor)))
+            try await sink.finish()
         } catch {
-            unlink(temporary)
+            await sink.abandon()
             throw error
         }
     }

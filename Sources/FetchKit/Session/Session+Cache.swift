@@ -21,9 +21,8 @@ extension Session {
             if !method.isSafe, response.status < 400 { await invalidate(target: initial.url, after: response, cache: cache) }
             return response
         }
-        var keyed = initial
-        Self.addDefaultHeaders(&keyed, options: options)
-        let lookup = CacheLookup(request: keyed, options: cacheOptions, decodesContent: options.decodesContent)
+        let lookup = CacheLookup(sending: initial, options: options, cache: cacheOptions)
+        let keyed = lookup.request
         let requestInfo = RequestInfo(id: id, job: options.job, method: method, url: redactor.redact(initial.url.absoluteString), attempt: 1)
         eventMonitor.requestDidCreate(requestInfo)
         let started = ContinuousClock.now

@@ -5,7 +5,7 @@ enum Hex {
 
     static func string(_ bytes: some Sequence<UInt8>) -> String {
         var out: [UInt8] = []
-        out.reserveCapacity(64)
+        out.reserveCapacity(bytes.underestimatedCount * 2)
         for byte in bytes {
             out.append(digits[Int(byte >> 4)])
             out.append(digits[Int(byte & 0xF)])
