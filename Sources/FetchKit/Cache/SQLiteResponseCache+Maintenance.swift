@@ -19,9 +19,8 @@ extension SQLiteResponseCache {
         let now = Date().timeIntervalSince1970
         do {
             try await pool.write { db in
-                for (id, hits) in served {
-                    try db.execute(sql: "UPDATE responses SET used_at = ?, hits = hits + ? WHERE id = ?", arguments: [now, hits, id])
-                }
+                let touch = try db.cachedStatement(sql: "UPDATE responses SET used_at = ?, hits = hits + ? WHERE id = ?")
+                for (id, hits) in served { try touch.execute(arguments: [now, hits, id]) }
                 if !counts.isEmpty {
                     try db.execute(sql: "INSERT OR REPLACE INTO usage (run_id, finished_at, hits, revalidated, stale, misses) VALUES (?, ?, ?, ?, ?, ?)",
                                    arguments: [runID, now, counts[.hit] ?? 0, counts[.revalidated] ?? 0, counts[.stale] ?? 0, counts[.miss] ?? 0])
@@ -32,6 +31,10 @@ extension SQLiteResponseCache {
         }
         if let maxSize { _ = await prune(maxSize: maxSize) }
         sweepTemporaryFiles()
+        // Move the run's rows from the WAL into the index and empty the WAL, so the next run's
+        // lookups read a compact file rather than WAL frames. Best effort: another process reading
+        // the cache may keep the WAL from being reset.
+        try? await pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
     }
 
     /// Removes least recently used entries until the bodies total at most `maxSize` bytes, and

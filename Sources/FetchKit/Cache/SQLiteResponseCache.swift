@@ -39,6 +39,8 @@ public final class SQLiteResponseCache: ResponseCache {
     /// library's next request expects to find what the previous one stored; `fetchctl run` turns it on.
     public let batchesStores: Bool
     let pool: DatabasePool
+    /// One read-only connection for lookups (see `lookupRows`).
+    private let lookups: DatabaseQueue
     private let redact: @Sendable (String) -> String
     private let onProblem: @Sendable (CacheProblem) -> Void
     let state = LockedBox(State())
@@ -114,6 +116,7 @@ public final class SQLiteResponseCache: ResponseCache {
             } catch {
                 throw FetchError(.io, "cannot open the response cache '\(path)': \(error)")
             }
+            lookups = try Self.openLookups(path)
             return
         }
         do {
@@ -130,6 +133,7 @@ public final class SQLiteResponseCache: ResponseCache {
         } catch {
             throw FetchError(.io, "cannot open the response cache '\(path)': \(error)")
         }
+        do { lookups = try Self.openLookups(path) } catch { throw FetchError(.io, "cannot open the response cache '\(path)': \(error)") }
         let count = (try? pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM responses") }) ?? nil
         state.withLock { $0.empty = count == 0 }
     }
@@ -143,6 +147,16 @@ public final class SQLiteResponseCache: ResponseCache {
         // A torn or truncated file may open fine and fail only when a page is read.
         _ = try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM responses") }
         return pool
+    }
+
+    private static func openLookups(_ path: String) throws -> DatabaseQueue {
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.busyMode = .timeout(10)
+        // Room for a large index's pages: SQLite keeps them between lookups while nothing is written,
+        // and reading a page again costs a system call (a warm run read ~5 per lookup with the default 2 MiB).
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA cache_size = -32768") }
+        return try DatabaseQueue(path: path, configuration: configuration)
     }
 
     static var migrator: DatabaseMigrator {
@@ -193,21 +207,29 @@ public final class SQLiteResponseCache: ResponseCache {
         if !known { return [] }
         if waiting { await flushDeferred() }  // stored a moment ago, not committed yet
         do {
-            // Rows become Sendable values inside the closure, so GRDB's async `read` is the one called:
-            // its synchronous twin would block a thread of Swift's cooperative pool while readers wait
-            // for that pool to resume the tasks holding them.
-            return try await pool.read { db in
-                // A cached statement: preparing it again for every lookup (GRDB's authorizer, SQLite's
-                // parser) cost more than running it.
-                let statement = try db.cachedStatement(sql: """
-                    SELECT id, method, status, headers, request_time, response_time, vary_names, vary_key, ttl, invalidated, body_size, body
-                    FROM responses WHERE url_hash = ? AND method = ? ORDER BY response_time DESC, id DESC
-                    """)
-                return try Row.fetchAll(statement, arguments: [hash, method.rawValue]).compactMap { CachedResponse(lookupRow: $0, url: url) }
-            }
+            return try lookupRows(hash: hash, method: method, url: url)
         } catch {
             report(indexPath, "cannot read the response cache index: \(error)")
             return []
+        }
+    }
+
+    /// The point query of `entries`, run on the calling thread through a read-only connection of its
+    /// own. GRDB's async `read` hops to a reader's dispatch queue and back for every lookup, and
+    /// those two thread switches cost more than the query (a hit's latency was mostly futex
+    /// wake-ups); the pool's synchronous `read` adds a reader checkout and a `BEGIN`/`COMMIT`. One
+    /// `SELECT` is its own consistent snapshot, so it runs without a transaction. It can't deadlock:
+    /// the connection is held only inside this closure, which waits for no task, and a WAL reader
+    /// doesn't wait for the writer. It blocks its thread for the query only, as reading the body does.
+    private func lookupRows(hash: String, method: HTTPMethod, url: String) throws -> [CachedResponse] {
+        try lookups.unsafeRead { db in
+            // A cached statement: preparing it again for every lookup (GRDB's authorizer, SQLite's
+            // parser) cost more than running it.
+            let statement = try db.cachedStatement(sql: """
+                SELECT id, method, status, headers, request_time, response_time, vary_names, vary_key, ttl, invalidated, body_size, body
+                FROM responses WHERE url_hash = ? AND method = ? ORDER BY response_time DESC, id DESC
+                """)
+            return try Row.fetchAll(statement, arguments: [hash, method.rawValue]).compactMap { CachedResponse(lookupRow: $0, url: url) }
         }
     }
 
