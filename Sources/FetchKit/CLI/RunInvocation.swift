@@ -251,7 +251,7 @@ public struct DryRunRenderer: Sendable {
         let stored = await lookup.storedResponse(in: cache)
         let now = Date()
         switch lookup.decision(for: stored, now: now) {
-        case .serve(let entry):
+        case .serve(let entry, _):
             let age = Int(lookup.freshness(of: entry).currentAge(now: now))
             return "served from the cache without a request (stored \(entry.status), age \(age)s)"
         case .notCached:

@@ -12,7 +12,13 @@ public enum CacheKey {
     /// sent). The query is otherwise kept byte for byte: its order and `+` are the origin's to
     /// interpret, and a `?` with nothing after it stays. Dot segments are kept, as they are sent.
     public static func canonicalURL(_ url: URL) -> String {
-        var text = Substring(url.absoluteString)
+        let absolute = url.absoluteString
+        return isCanonical(absolute) ? absolute : canonicalForm(absolute)
+    }
+
+    /// `canonicalURL` without the fast path (the tests check the two agree).
+    static func canonicalForm(_ absolute: String) -> String {
+        var text = Substring(absolute)
         if let hash = text.firstIndex(of: "#") { text = text[..<hash] }
         guard let colon = text.firstIndex(of: ":") else { return normalizePercentEncoding(text) }
         let scheme = text[..<colon].lowercased()
@@ -34,6 +40,50 @@ public enum CacheKey {
         }
         if !pathAndQuery.hasPrefix("/") { result += "/" }
         return result + normalizePercentEncoding(pathAndQuery)
+    }
+
+    /// The common case, checked in one pass over the bytes: a lowercase `scheme://host/` with no
+    /// userinfo, port, percent sign or fragment is canonical as it is.
+    static func isCanonical(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { bytes in
+            var index = 0
+            while index < bytes.count, bytes[index] != UInt8(ascii: ":") {
+                let byte = bytes[index]
+                guard (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) else { return false }
+                index += 1
+            }
+            guard index > 0, index + 2 < bytes.count, bytes[index + 1] == UInt8(ascii: "/"), bytes[index + 2] == UInt8(ascii: "/") else { return false }
+            let schemeEnd = index
+            index += 3
+            let hostStart = index
+            while index < bytes.count, bytes[index] != UInt8(ascii: "/"), bytes[index] != UInt8(ascii: ":") {
+                let byte = bytes[index]
+                let allowed = (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+                guard allowed else { return false }  // userinfo, `[`, `%`, upper case, or `?` right after the host
+                index += 1
+            }
+            guard index > hostStart, index < bytes.count else { return false }
+            if bytes[index] == UInt8(ascii: ":") {  // a port: digits, no leading zero, not the scheme's default
+                index += 1
+                var port = 0, digits = 0
+                while index < bytes.count, bytes[index] != UInt8(ascii: "/") {
+                    let digit = Int(bytes[index]) - 48
+                    guard (0...9).contains(digit), digits < 5, !(digits == 0 && digit == 0) else { return false }
+                    port = port * 10 + digit
+                    digits += 1
+                    index += 1
+                }
+                let scheme = String(decoding: UnsafeBufferPointer(rebasing: bytes[0..<schemeEnd]), as: UTF8.self)
+                guard digits > 0, index < bytes.count, port != defaultPort(scheme) else { return false }
+            }
+            while index < bytes.count {
+                if bytes[index] == UInt8(ascii: "%") || bytes[index] == UInt8(ascii: "#") { return false }
+                index += 1
+            }
+            return true
+        }
     }
 
     /// Whether `a` and `b` have the same origin (RFC 6454 §4, RFC 9110 §4.3.1): scheme, host

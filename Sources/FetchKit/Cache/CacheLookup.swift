@@ -29,8 +29,9 @@ struct CacheLookup: Sendable {
     }
 
     enum Decision {
-        /// Answer from the store without sending anything.
-        case serve(CachedResponse)
+        /// Answer from the store without sending anything (with its freshness when the decision
+        /// computed it, so serving doesn't compute it again).
+        case serve(CachedResponse, CacheFreshness?)
         /// The policy forbids the network and nothing is stored.
         case notCached
         /// Send the request, conditionally when `revalidating` is set; `fallback` may stand in if it fails.
@@ -65,17 +66,18 @@ struct CacheLookup: Sendable {
     }
 
     func decision(for stored: CachedResponse?, now: Date) -> Decision {
-        if forbidsNetwork { return stored.map(Decision.serve) ?? .notCached }
+        if forbidsNetwork { return stored.map { .serve($0, nil) } ?? .notCached }
         guard let stored else { return .fetch(revalidating: nil, fallback: nil) }
         switch options.policy {
         case .reload:
             return .fetch(revalidating: nil, fallback: nil)
         case .returnCacheElseLoad, .returnCacheDontLoad:
-            return .serve(stored)
+            return .serve(stored, nil)
         case .protocol:
-            switch CacheRules.reuse(freshness(of: stored), request: control, now: now) {
+            let freshness = freshness(of: stored)
+            switch CacheRules.reuse(freshness, request: control, now: now) {
             case .fresh, .staleAllowed:
-                return .serve(stored)
+                return .serve(stored, freshness)
             case .revalidate:
                 return .fetch(revalidating: CacheRules.hasValidator(stored.headers) ? stored : nil, fallback: stored)
             }
@@ -130,8 +132,8 @@ struct CacheLookup: Sendable {
     }
 
     /// A stored response as it is served: its headers with the `Age` it has now (§4, §5.1).
-    func servedHead(_ entry: CachedResponse, now: Date) -> TransportResponseHead {
-        let age = freshness(of: entry).currentAge(now: now)
+    func servedHead(_ entry: CachedResponse, freshness known: CacheFreshness? = nil, now: Date) -> TransportResponseHead {
+        let age = (known ?? freshness(of: entry)).currentAge(now: now)
         return TransportResponseHead(status: entry.status, headers: CacheRules.headersWithAge(entry.headers, age: age),
                                      expectedLength: entry.bodySize)
     }

@@ -157,9 +157,13 @@ public enum CacheRules {
     /// (`modify.strip_headers`). With `receivedAt`, a response without `Date` gets one (RFC 9110
     /// §6.6.1: a recipient that caches such a response appends the time it was received).
     public static func storedHeaders(from response: HTTPHeaders, strip: [String] = [], receivedAt: Date? = nil) -> HTTPHeaders {
-        let excluded = unstorable.union(connectionNames(response)).union(strip.map { $0.lowercased() })
+        // No set built per response: most have no `Connection` options beyond `keep-alive` and no `strip`.
+        let named = connectionNames(response)
+        let stripped = strip.map { $0.lowercased() }
         var stored = HTTPHeaders()
-        for field in response where !excluded.contains(field.name.lowercased()) {
+        for field in response {
+            let name = field.name.lowercased()
+            if unstorable.contains(name) || named.contains(name) || stripped.contains(name) { continue }
             stored.add(name: field.name, value: field.value)
         }
         if let receivedAt, stored.value(for: "Date") == nil {
@@ -373,28 +377,39 @@ public enum CacheRules {
 
     /// The lowercased field names listed by `Connection` (RFC 9110 §7.6.1).
     static func connectionNames(_ headers: HTTPHeaders) -> Set<String> {
-        Set(headers.filter { HTTPHeaders.sameName($0.name, "Connection") }.flatMap { splitList($0.value) }.map { $0.lowercased() })
+        var names = Set<String>()
+        for field in headers where HTTPHeaders.sameName(field.name, "Connection") {
+            for member in splitList(field.value) { names.insert(member.lowercased()) }
+        }
+        return names
     }
 
     /// The members of a list field value (RFC 9110 §5.6.1): split at commas outside
     /// quoted-strings, trimmed, empty members dropped.
     static func splitList(_ value: String) -> [String] {
-        var members: [String] = [], current = "", quoted = false, escaped = false
-        for character in value {
+        // Over UTF-8 bytes: the delimiters are ASCII, and a byte of a multi-byte character is never one.
+        var members: [String] = []
+        let bytes = Array(value.utf8)
+        var start = 0, quoted = false, escaped = false
+        func appendMember(_ end: Int) {
+            var from = start, to = end
+            while from < to, bytes[from] == UInt8(ascii: " ") || bytes[from] == UInt8(ascii: "\t") { from += 1 }
+            while to > from, bytes[to - 1] == UInt8(ascii: " ") || bytes[to - 1] == UInt8(ascii: "\t") { to -= 1 }
+            if from < to { members.append(String(decoding: bytes[from..<to], as: UTF8.self)) }
+        }
+        for (index, byte) in bytes.enumerated() {
             if escaped {
                 escaped = false
-            } else if quoted && character == "\\" {
+            } else if quoted && byte == UInt8(ascii: "\\") {
                 escaped = true
-            } else if character == "\"" {
+            } else if byte == UInt8(ascii: "\"") {
                 quoted.toggle()
-            } else if character == "," && !quoted {
-                members.append(current)
-                current = ""
-                continue
+            } else if byte == UInt8(ascii: ","), !quoted {
+                appendMember(index)
+                start = index + 1
             }
-            current.append(character)
         }
-        members.append(current)
-        return members.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        appendMember(bytes.count)
+        return members
     }
 }

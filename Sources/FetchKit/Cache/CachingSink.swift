@@ -82,7 +82,9 @@ final class CachingSink<Inner: ResponseSink>: ResponseSink, RedirectObserving {
             return
         }
         try inner.open(head)
-        if let sent, !redirected, lookup.mayStore(head, sent: sent), let writer = cache.makeBodyWriter() {
+        guard let sent, !redirected, lookup.mayStore(head, sent: sent) else { return }
+        let shared = (inner as? any StagedFileSink)?.stagedFile
+        if let writer = shared.map({ cache.makeBodyWriter(sharing: $0) }) ?? cache.makeBodyWriter() {
             state.withLock { $0.writer = writer }
         }
     }
@@ -100,11 +102,20 @@ final class CachingSink<Inner: ResponseSink>: ResponseSink, RedirectObserving {
     }
 
     func finish() async throws {
-        let (notModified, head, writer, sent, requestTime, responseTime) = state.withLock { s in
+        let (notModified, head, collected, sent, requestTime, responseTime) = state.withLock { s in
             defer { s.writer = nil }
             return (s.notModified, s.head, s.writer, s.sent, s.requestTime, s.responseTime)
         }
         if notModified != nil { return }
+        var writer = collected
+        do {
+            // Before the inner sink moves its file: a writer sharing that file links it now.
+            try writer?.complete()
+        } catch {
+            writer?.discard()
+            writer = nil
+            monitor.responseCacheDidReport(CacheProblem(path: (error as? FetchError)?.url ?? "cache", message: "\(error)"))
+        }
         do {
             try await inner.finish()
         } catch {

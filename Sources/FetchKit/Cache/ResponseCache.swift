@@ -23,6 +23,12 @@ public protocol ResponseCache: Sendable {
     /// Starts storing a body; nil when the store can't take one now (not writable, say).
     func makeBodyWriter() -> (any CacheBodyWriter)?
 
+    /// Starts storing a body that the job's sink is writing, byte for byte, to `file` too (a
+    /// `save:`'s temporary file, moved into place after `CacheBodyWriter.complete()`). A store on
+    /// the same file system may keep a hard link to that file instead of a copy. The default is
+    /// `makeBodyWriter()`.
+    func makeBodyWriter(sharing file: String) -> (any CacheBodyWriter)?
+
     /// Stores `entry` with the body `writer` collected, replacing a stored response with the same
     /// method, URL and `varyKey`. The body is in place before the entry becomes visible.
     func store(_ entry: CachedResponse, body writer: any CacheBodyWriter) async
@@ -41,13 +47,24 @@ public protocol ResponseCache: Sendable {
     func didServe(_ entry: CachedResponse?, as use: RequestMetrics.CacheUse)
 }
 
+extension ResponseCache {
+    public func makeBodyWriter(sharing file: String) -> (any CacheBodyWriter)? { makeBodyWriter() }
+}
+
 /// Collects a body being stored; written on the transport's I/O thread as chunks arrive.
 public protocol CacheBodyWriter: Sendable {
     func write(_ chunk: ByteBuffer) throws
     /// Bytes written so far.
     var size: Int64 { get }
+    /// The whole body was written: called before the job's sink moves its file into place, so a
+    /// writer sharing that file can link it now. A throw drops the body (the job goes on).
+    func complete() throws
     /// Throws away what was written (the response was not stored after all).
     func discard()
+}
+
+extension CacheBodyWriter {
+    public func complete() throws {}
 }
 
 /// A stored response: what was received (status, headers without `Set-Cookie` and hop-by-hop
@@ -75,6 +92,8 @@ public struct CachedResponse: Sendable, Equatable {
     public var bodySize: Int64
     /// Where the store keeps the body (its own name for it); set by the store.
     var storageName: String = ""
+    /// The body file's modification time (ns) when stored, checked with its size before serving.
+    var storageModified: Int64?
 
     public init(id: Int64 = 0, method: HTTPMethod, url: String, status: Int, headers: HTTPHeaders, requestTime: Date, responseTime: Date,
                 varyNames: [String]? = nil, varyKey: String = "", ttl: TimeInterval? = nil, invalidated: Bool = false, bodySize: Int64 = 0) {

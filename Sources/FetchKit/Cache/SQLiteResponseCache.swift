@@ -41,6 +41,8 @@ public final class SQLiteResponseCache: ResponseCache {
     let pool: DatabasePool
     /// One read-only connection for lookups (see `lookupRows`).
     private let lookups: DatabaseQueue
+    /// False for an index made before `body_mtime` opened read-only (not migrated).
+    private let hasModifiedColumn: Bool
     private let redact: @Sendable (String) -> String
     private let onProblem: @Sendable (CacheProblem) -> Void
     let state = LockedBox(State())
@@ -61,6 +63,10 @@ public final class SQLiteResponseCache: ResponseCache {
         /// With `batchesStores`: rows gathered for the next timed commit.
         var deferred: [PendingRow] = []
         var flushScheduled = false
+        /// URL hashes of deferred rows whose commit is under way, and the last flush (flushes run
+        /// one after another): a lookup for one of them waits for that commit.
+        var flushing: [String: Int] = [:]
+        var lastFlush: Task<Void, Never>?
         /// Invalidations so far, and the last one per URL hash: a batched row stored before an
         /// invalidation of its URL is dropped even if its flush was already under way.
         var generation = 0
@@ -81,6 +87,8 @@ public final class SQLiteResponseCache: ResponseCache {
         var ttl: Double?
         var body: String
         var size: Int64
+        /// The body file's modification time (ns): a linked body edited through its other name is a miss.
+        var modified: Int64?
         var storedAt: Double
         /// `State.generation` when the row was made.
         var generation = 0
@@ -117,6 +125,7 @@ public final class SQLiteResponseCache: ResponseCache {
                 throw FetchError(.io, "cannot open the response cache '\(path)': \(error)")
             }
             lookups = try Self.openLookups(path)
+            hasModifiedColumn = (try? lookups.read { db in try db.columns(in: "responses").contains { $0.name == "body_mtime" } }) ?? false
             return
         }
         do {
@@ -133,6 +142,7 @@ public final class SQLiteResponseCache: ResponseCache {
         } catch {
             throw FetchError(.io, "cannot open the response cache '\(path)': \(error)")
         }
+        hasModifiedColumn = true
         do { lookups = try Self.openLookups(path) } catch { throw FetchError(.io, "cannot open the response cache '\(path)': \(error)") }
         let count = (try? pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM responses") }) ?? nil
         state.withLock { $0.empty = count == 0 }
@@ -194,6 +204,11 @@ public final class SQLiteResponseCache: ResponseCache {
                 );
                 """)
         }
+        migrator.registerMigration("v2: body_mtime") { db in
+            // Bodies linked to a job's output (see SQLiteCacheBodyWriter): their modification time
+            // is checked with their size before they are served. NULL in rows stored before.
+            try db.execute(sql: "ALTER TABLE responses ADD COLUMN body_mtime INTEGER")
+        }
         return migrator
     }
 
@@ -202,7 +217,7 @@ public final class SQLiteResponseCache: ResponseCache {
     public func entries(method: HTTPMethod, url: String) async -> [CachedResponse] {
         let hash = Self.digest(url)
         let (known, waiting) = state.withLock { s in
-            (!s.empty || s.storedHashes.contains(hash), s.deferred.contains { $0.hash == hash })
+            (!s.empty || s.storedHashes.contains(hash), s.flushing[hash] != nil || s.deferred.contains { $0.hash == hash })
         }
         if !known { return [] }
         if waiting { await flushDeferred() }  // stored a moment ago, not committed yet
@@ -226,10 +241,17 @@ public final class SQLiteResponseCache: ResponseCache {
             // A cached statement: preparing it again for every lookup (GRDB's authorizer, SQLite's
             // parser) cost more than running it.
             let statement = try db.cachedStatement(sql: """
-                SELECT id, method, status, headers, request_time, response_time, vary_names, vary_key, ttl, invalidated, body_size, body
+                SELECT id, method, status, headers, request_time, response_time, vary_names, vary_key, ttl, invalidated, body_size, body,
+                       \(hasModifiedColumn ? "body_mtime" : "NULL")
                 FROM responses WHERE url_hash = ? AND method = ? ORDER BY response_time DESC, id DESC
                 """)
-            return try Row.fetchAll(statement, arguments: [hash, method.rawValue]).compactMap { CachedResponse(lookupRow: $0, url: url) }
+            // Rows decoded in place from the statement, not copied first (`fetchAll`).
+            var entries: [CachedResponse] = []
+            let rows = try Row.fetchCursor(statement, arguments: [hash, method.rawValue])
+            while let row = try rows.next() {
+                if let entry = CachedResponse(lookupRow: row, url: url) { entries.append(entry) }
+            }
+            return entries
         }
     }
 
@@ -245,6 +267,11 @@ public final class SQLiteResponseCache: ResponseCache {
         guard fstat(fd, &info) == 0, Int64(info.st_size) == entry.bodySize else {
             await remove(entry)
             throw CacheMiss(reason: "the stored body has the wrong size")
+        }
+        // A body linked to a job's output is that file too: edited in place, it is no longer what was received.
+        if let modified = entry.storageModified, SQLiteCacheBodyWriter.nanoseconds(info.st_mtim) != modified {
+            await remove(entry)
+            throw CacheMiss(reason: "the stored body was modified")
         }
         var remaining = entry.bodySize
         let allocator = ByteBufferAllocator()
@@ -267,8 +294,19 @@ public final class SQLiteResponseCache: ResponseCache {
     }
 
     public func makeBodyWriter() -> (any CacheBodyWriter)? {
+        makeBodyWriter(sharingIfPossible: nil)
+    }
+
+    /// Links `file` when the body is complete (see `SQLiteCacheBodyWriter`): no second copy.
+    public func makeBodyWriter(sharing file: String) -> (any CacheBodyWriter)? {
+        makeBodyWriter(sharingIfPossible: file)
+    }
+
+    private func makeBodyWriter(sharingIfPossible file: String?) -> (any CacheBodyWriter)? {
         do {
-            return try SQLiteCacheBodyWriter(directory: temporaryPath)
+            return try SQLiteCacheBodyWriter(directory: directory, sharing: file) { [weak self] directory, reason in
+                self?.report(directory, "cannot store responses: \(reason)")
+            }
         } catch {
             // The reason without the temporary file's name, so the warning comes once, not once per response.
             let reason = ((error as? FetchError)?.message ?? "\(error)").components(separatedBy: ": ").last ?? ""
@@ -279,26 +317,22 @@ public final class SQLiteResponseCache: ResponseCache {
 
     public func store(_ entry: CachedResponse, body writer: any CacheBodyWriter) async {
         guard let writer = writer as? SQLiteCacheBodyWriter else { return writer.discard() }
-        let name = Self.randomName()
-        let relative = "bodies/" + name.prefix(2) + "/" + name
+        let relative = writer.storageName
         let destination = (directory as NSString).appendingPathComponent(relative)
-        do {
-            try writer.close()
-            if rename(writer.path, destination) != 0 {
-                guard errno == ENOENT else { throw FileIO.error(errno, "cannot move a stored body into '\(destination)'") }
-                try FileIO.createDirectory(containing: destination)
-                guard rename(writer.path, destination) == 0 else { throw FileIO.error(errno, "cannot move a stored body into '\(destination)'") }
-            }
-        } catch {
+        writer.complete()  // done already when the session's caching sink finished
+        if writer.failed { return writer.discard() }
+        if !writer.isInPlace, !Self.move(writer.path, to: destination) {
+            // Once per reason, not once per response.
+            let reason = String(cString: strerror(errno))
             writer.discard()
-            report(destination, "cannot store a response: \((error as? FetchError)?.message ?? "\(error)")")
+            report(bodiesPath, "cannot store responses: \(reason)")
             return
         }
         let row = PendingRow(hash: Self.digest(entry.url), method: entry.method.rawValue, varyKey: entry.varyKey,
                              varyNames: entry.varyNames?.joined(separator: " "), url: redact(entry.url), status: entry.status,
                              headers: Self.encode(entry.headers), requestTime: entry.requestTime.timeIntervalSince1970,
                              responseTime: entry.responseTime.timeIntervalSince1970, ttl: entry.ttl, body: relative, size: writer.size,
-                             storedAt: Date().timeIntervalSince1970)
+                             modified: writer.modified, storedAt: Date().timeIntervalSince1970)
         await commit(row)
     }
 
@@ -336,16 +370,29 @@ public final class SQLiteResponseCache: ResponseCache {
         }
     }
 
-    /// Commits the rows `batchesStores` gathered (a no-op without any).
+    /// Commits the rows `batchesStores` gathered, after any flush already under way: when it
+    /// returns, every row stored before the call is committed (a lookup relies on that).
     func flushDeferred() async {
-        let rows = state.withLock { s -> [PendingRow] in
-            defer {
-                s.deferred = []
-                s.flushScheduled = false
+        let flush = state.withLock { s -> Task<Void, Never> in
+            let rows = s.deferred
+            s.deferred = []
+            s.flushScheduled = false
+            for row in rows { s.flushing[row.hash, default: 0] += 1 }
+            let previous = s.lastFlush
+            let flush = Task {
+                await previous?.value
+                if !rows.isEmpty { await self.insert(rows) }
+                self.state.withLock { s in
+                    for row in rows {
+                        s.flushing[row.hash, default: 1] -= 1
+                        if s.flushing[row.hash] == 0 { s.flushing[row.hash] = nil }
+                    }
+                }
             }
-            return s.deferred
+            s.lastFlush = flush
+            return flush
         }
-        if !rows.isEmpty { await insert(rows) }
+        await flush.value
     }
 
     private func writePending() async {
@@ -374,17 +421,19 @@ public final class SQLiteResponseCache: ResponseCache {
                 let existing = try db.cachedStatement(sql: "SELECT body FROM responses WHERE url_hash = ? AND method = ? AND vary_key = ?")
                 let upsert = try db.cachedStatement(sql: """
                         INSERT INTO responses (url_hash, method, vary_key, vary_names, url, status, headers, request_time, response_time, ttl,
-                                               invalidated, body, body_size, stored_at, used_at)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)
+                                               invalidated, body, body_size, body_mtime, stored_at, used_at)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)
                         ON CONFLICT (url_hash, method, vary_key) DO UPDATE SET vary_names = excluded.vary_names, url = excluded.url,
                           status = excluded.status, headers = excluded.headers, request_time = excluded.request_time,
                           response_time = excluded.response_time, ttl = excluded.ttl, invalidated = 0, body = excluded.body,
-                          body_size = excluded.body_size, stored_at = excluded.stored_at, used_at = excluded.used_at
+                          body_size = excluded.body_size, body_mtime = excluded.body_mtime, stored_at = excluded.stored_at,
+                          used_at = excluded.used_at
                         """)
                 for row in rows {
                     if let old = try String.fetchOne(existing, arguments: [row.hash, row.method, row.varyKey]) { replaced.append(old) }
                     try upsert.execute(arguments: [row.hash, row.method, row.varyKey, row.varyNames, row.url, row.status, row.headers,
-                                                   row.requestTime, row.responseTime, row.ttl, row.body, row.size, row.storedAt, row.storedAt])
+                                                   row.requestTime, row.responseTime, row.ttl, row.body, row.size, row.modified, row.storedAt,
+                                                   row.storedAt])
                 }
                 return replaced
             }
@@ -466,8 +515,11 @@ public final class SQLiteResponseCache: ResponseCache {
         Hex.string(SHA256.hash(data: Data(text.utf8)))
     }
 
-    static func randomName() -> String {
-        Hex.string(UInt64.random(in: .min ... .max)) + Hex.string(UInt64.random(in: .min ... .max))
+    /// Renames `path` to `destination`, creating the destination's directory if needed.
+    private static func move(_ path: String, to destination: String) -> Bool {
+        if rename(path, destination) == 0 { return true }
+        guard errno == ENOENT, (try? FileIO.createDirectory(containing: destination)) != nil else { return false }
+        return rename(path, destination) == 0
     }
 
     /// Headers as `name: value` lines (field values never contain a line break).
@@ -516,5 +568,6 @@ extension CachedResponse {
                   varyNames: names.map { $0.split(separator: " ").map(String.init) }, varyKey: varyKey, ttl: row[8] as Double?,
                   invalidated: invalidated, bodySize: bodySize)
         storageName = body
+        storageModified = row[12] as Int64?
     }
 }

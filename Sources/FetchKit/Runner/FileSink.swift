@@ -10,7 +10,7 @@ import Glibc
 ///
 /// The temporary file has a hidden name and is removed on failure. Saves are atomic but not fsynced
 /// (as curl); `durable` adds an fsync of the file and its directory around the rename.
-public final class FileSink: ResponseSink {
+public final class FileSink: ResponseSink, StagedFileSink {
     public let destination: String
     public let temporaryPath: String
     public let durable: Bool
@@ -64,6 +64,8 @@ public final class FileSink: ResponseSink {
             s.fd = fd
         }
     }
+
+    var stagedFile: String? { state.withLock { $0.fd >= 0 ? temporaryPath : nil } }
 
     public func write(_ chunk: ByteBuffer) throws {
         try state.withLock { s in

@@ -29,6 +29,14 @@ extension ResponseSink {
     public var cacheUse: RequestMetrics.CacheUse { .miss }
 }
 
+/// A sink that writes the accepted body, byte for byte, to a file of its own and moves that file
+/// into place in `finish` (`FileSink`). The response cache then keeps a hard link to the file
+/// instead of writing the body a second time.
+protocol StagedFileSink: ResponseSink {
+    /// The file the body is being written to, while the sink is open.
+    var stagedFile: String? { get }
+}
+
 /// Keeps the body in memory, for small responses a program wants as `Data`.
 public final class DataSink: ResponseSink {
     private let box = LockedBox(Data())

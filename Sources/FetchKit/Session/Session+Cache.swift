@@ -30,9 +30,9 @@ extension Session {
         // `reload` never uses what is stored: don't look.
         let stored = cacheOptions.policy == .reload ? nil : await lookup.storedResponse(in: cache)
         switch lookup.decision(for: stored, now: Date()) {
-        case .serve(let entry):
-            if let response = try await serve(entry, as: .hit, lookup: lookup, request: keyed, info: requestInfo, options: options, cache: cache, sink: sink,
-                                              started: started) {
+        case .serve(let entry, let freshness):
+            if let response = try await serve(entry, as: .hit, freshness: freshness, lookup: lookup, request: keyed, info: requestInfo, options: options,
+                                              cache: cache, sink: sink, started: started) {
                 return response
             }
             if lookup.forbidsNetwork { throw notCached(keyed, info: requestInfo, policy: cacheOptions.policy, cache: cache) }
@@ -92,10 +92,10 @@ extension Session {
 
     /// Streams a stored response into `sink`. Returns nil when it can't be served after all (its
     /// body went missing or no longer passes the route's validation); nothing was then committed.
-    private func serve(_ entry: CachedResponse, as use: RequestMetrics.CacheUse, lookup: CacheLookup, request: BuiltRequest, info: RequestInfo,
-                       options: RequestOptions, cache: any ResponseCache, sink: some ResponseSink, started: ContinuousClock.Instant,
-                       hiddenError: FetchError? = nil, reportsMetrics: Bool = true) async throws -> Response? {
-        let head = lookup.servedHead(entry, now: Date())
+    private func serve(_ entry: CachedResponse, as use: RequestMetrics.CacheUse, freshness: CacheFreshness? = nil, lookup: CacheLookup,
+                       request: BuiltRequest, info: RequestInfo, options: RequestOptions, cache: any ResponseCache, sink: some ResponseSink,
+                       started: ContinuousClock.Instant, hiddenError: FetchError? = nil, reportsMetrics: Bool = true) async throws -> Response? {
+        let head = lookup.servedHead(entry, freshness: freshness, now: Date())
         if !sink.handles(status: head.status), options.validator.validate(head, for: request, url: info.url) != nil { return nil }
         do {
             _ = try await sink.prepare(request, attempt: info.attempt)

@@ -37,6 +37,39 @@ enum FileIO {
         }
     }
 
+    /// Copies what is left of `input` to `output` with `sendfile` (in the kernel), falling back to
+    /// read and write where the kernel can't (EINVAL or ENOSYS on some file systems).
+    static func copy(from input: Int32, to output: Int32, path: String) throws {
+        while true {
+            let copied = sendfile(output, input, nil, 1 << 30)
+            if copied > 0 { continue }
+            if copied == 0 { return }
+            if errno == EINTR { continue }
+            guard errno == EINVAL || errno == ENOSYS else { throw error(errno, "cannot write '\(path)'") }
+            break
+        }
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(input, $0.baseAddress!, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw error(errno, "cannot read the file copied to '\(path)'")
+            }
+            if count == 0 { return }
+            try buffer.withUnsafeBytes { raw in
+                var offset = 0
+                while offset < count {
+                    let written = Glibc.write(output, raw.baseAddress! + offset, count - offset)
+                    if written < 0 {
+                        if errno == EINTR { continue }
+                        throw error(errno, "cannot write '\(path)'")
+                    }
+                    offset += written
+                }
+            }
+        }
+    }
+
     /// The size of the file at `path`, nil when there is none.
     static func size(_ path: String) -> Int64? {
         var info = stat()

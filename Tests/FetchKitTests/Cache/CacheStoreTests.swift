@@ -77,14 +77,14 @@ import Testing
 
     @Test func aCacheThatCannotBeWrittenWarnsAndFailsNoJob() async throws {
         let f = try await fixture()
-        // `tmp` where bodies are written first is a file: creating a body there fails (as root, too,
-        // unlike permissions).
+        // `bodies`, where every body goes (linked to a saved file or copied), is a file: putting a body
+        // there fails (as root, too, unlike permissions).
         try FileManager.default.createDirectory(atPath: f.cacheDirectory, withIntermediateDirectories: true)
-        try Data("not a directory".utf8).write(to: URL(fileURLWithPath: f.cacheDirectory + "/tmp"))
+        try Data("not a directory".utf8).write(to: URL(fileURLWithPath: f.cacheDirectory + "/bodies"))
         let first = try await f.run()
         #expect(first.summary.count(.succeeded) == 2)
         #expect(first.events.problems.count == 1, "one warning, not one per job: \(first.events.problems)")
-        #expect(first.events.problems.first?.path == f.cacheDirectory + "/tmp")
+        #expect(first.events.problems.first?.path == f.cacheDirectory + "/bodies")
         let second = try await f.run()
         #expect(second.summary.count(.succeeded) == 2)
         #expect(second.summary.count(.cached) == 0, "nothing was stored")
