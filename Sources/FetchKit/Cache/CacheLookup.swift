@@ -141,20 +141,20 @@ struct CacheLookup: Sendable {
     // MARK: - Storing
 
     /// Whether the response to `sent` (the request as adapted) may be stored: RFC 9111 §3, no
-    /// `Vary: *`, the behaviour allows it, and credentials only when the route said so.
-    func mayStore(_ head: TransportResponseHead, sent: BuiltRequest) -> Bool {
-        if let cacher = options.handler as? ResponseCacher, case .doNotCache = cacher.behavior { return false }
+    /// `Vary: *`, the behaviour allows it, and credentials only when the route said so. Returns
+    /// the request header names the response varies on (for `entryToStore`), nil to store nothing.
+    func mayStore(_ head: TransportResponseHead, sent: BuiltRequest) -> [String]? {
+        if let cacher = options.handler as? ResponseCacher, case .doNotCache = cacher.behavior { return nil }
         guard CacheRules.isStorable(method: sent.method, status: head.status, requestHeaders: sent.headers, responseHeaders: head.headers),
-              CacheRules.varyNames(head.headers) != nil else { return false }
+              let names = CacheRules.varyNames(head.headers) else { return nil }
         let authenticated = options.authenticated || sent.headers["Authorization"] != nil
-        return !authenticated || options.storesAuthenticated
+        return !authenticated || options.storesAuthenticated ? names : nil
     }
 
     /// The entry to store for a response whose body (`bodySize` bytes, after decoding) was copied,
     /// after the behaviour (`ResponseCacher`) had its say; nil to store nothing.
-    func entryToStore(_ head: TransportResponseHead, sent: BuiltRequest, requestTime: Date, responseTime: Date,
+    func entryToStore(_ head: TransportResponseHead, sent: BuiltRequest, varyNames names: [String], requestTime: Date, responseTime: Date,
                       bodySize: Int64) -> CachedResponse? {
-        guard let names = CacheRules.varyNames(head.headers) else { return nil }
         var headers = CacheRules.storedHeaders(from: head.headers, receivedAt: responseTime)
         // The stored body is what the sink got: decoded, so it no longer has the encoding or its length.
         if decodesContent, let encoding = headers["Content-Encoding"], ContentDecoder(contentEncoding: encoding) != nil {

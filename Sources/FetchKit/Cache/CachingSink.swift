@@ -27,6 +27,8 @@ final class CachingSink<Inner: ResponseSink>: ResponseSink, RedirectObserving {
         var notModified: TransportResponseHead?
         var head: TransportResponseHead?
         var writer: (any CacheBodyWriter)?
+        /// What `mayStore` found the response varies on, for the entry stored with the body.
+        var varyNames: [String] = []
         /// The attempt followed a redirect: the response that arrives is another URL's.
         var redirected = false
     }
@@ -82,10 +84,13 @@ final class CachingSink<Inner: ResponseSink>: ResponseSink, RedirectObserving {
             return
         }
         try inner.open(head)
-        guard let sent, !redirected, lookup.mayStore(head, sent: sent) else { return }
+        guard let sent, !redirected, let varyNames = lookup.mayStore(head, sent: sent) else { return }
         let shared = (inner as? any StagedFileSink)?.stagedFile
-        if let writer = shared.map({ cache.makeBodyWriter(sharing: $0) }) ?? cache.makeBodyWriter() {
-            state.withLock { $0.writer = writer }
+        if let writer = shared.map({ cache.makeBodyWriter(sharing: $0.path, descriptor: $0.descriptor) }) ?? cache.makeBodyWriter() {
+            state.withLock { s in
+                s.writer = writer
+                s.varyNames = varyNames
+            }
         }
     }
 
@@ -102,9 +107,9 @@ final class CachingSink<Inner: ResponseSink>: ResponseSink, RedirectObserving {
     }
 
     func finish() async throws {
-        let (notModified, head, collected, sent, requestTime, responseTime) = state.withLock { s in
+        let (notModified, head, collected, sent, requestTime, responseTime, varyNames) = state.withLock { s in
             defer { s.writer = nil }
-            return (s.notModified, s.head, s.writer, s.sent, s.requestTime, s.responseTime)
+            return (s.notModified, s.head, s.writer, s.sent, s.requestTime, s.responseTime, s.varyNames)
         }
         if notModified != nil { return }
         var writer = collected
@@ -125,7 +130,7 @@ final class CachingSink<Inner: ResponseSink>: ResponseSink, RedirectObserving {
         guard let head, let sent else { writer?.discard(); return }
         if sent.method == .head { await lookup.headDidArrive(head, cache: cache) }
         guard let writer else { return }
-        guard let entry = lookup.entryToStore(head, sent: sent, requestTime: requestTime, responseTime: responseTime, bodySize: writer.size) else {
+        guard let entry = lookup.entryToStore(head, sent: sent, varyNames: varyNames, requestTime: requestTime, responseTime: responseTime, bodySize: writer.size) else {
             writer.discard()
             return
         }

@@ -20,14 +20,19 @@ public protocol ResponseCache: Sendable {
     /// in that case unless reading failed midway.
     func readBody(of entry: CachedResponse, _ body: (ByteBuffer) throws -> Void) async throws
 
+    /// Copies the stored body of `entry` into the open file `descriptor` (a `save:`'s temporary
+    /// file) without passing it through memory, as `readBody` would deliver it; false when the
+    /// store can't (the session then calls `readBody`). Throws as `readBody` does. The default is false.
+    func copyBody(of entry: CachedResponse, to descriptor: Int32) async throws -> Bool
+
     /// Starts storing a body; nil when the store can't take one now (not writable, say).
     func makeBodyWriter() -> (any CacheBodyWriter)?
 
     /// Starts storing a body that the job's sink is writing, byte for byte, to `file` too (a
-    /// `save:`'s temporary file, moved into place after `CacheBodyWriter.complete()`). A store on
-    /// the same file system may keep a hard link to that file instead of a copy. The default is
-    /// `makeBodyWriter()`.
-    func makeBodyWriter(sharing file: String) -> (any CacheBodyWriter)?
+    /// `save:`'s temporary file, moved into place after `CacheBodyWriter.complete()`), open as
+    /// `descriptor` (to `fstat`; a store never writes or closes it). A store on the same file
+    /// system may keep a hard link to that file instead of a copy. The default is `makeBodyWriter()`.
+    func makeBodyWriter(sharing file: String, descriptor: Int32) -> (any CacheBodyWriter)?
 
     /// Stores `entry` with the body `writer` collected, replacing a stored response with the same
     /// method, URL and `varyKey`. The body is in place before the entry becomes visible.
@@ -48,7 +53,8 @@ public protocol ResponseCache: Sendable {
 }
 
 extension ResponseCache {
-    public func makeBodyWriter(sharing file: String) -> (any CacheBodyWriter)? { makeBodyWriter() }
+    public func copyBody(of entry: CachedResponse, to descriptor: Int32) async throws -> Bool { false }
+    public func makeBodyWriter(sharing file: String, descriptor: Int32) -> (any CacheBodyWriter)? { makeBodyWriter() }
 }
 
 /// Collects a body being stored; written on the transport's I/O thread as chunks arrive.

@@ -27,8 +27,10 @@ final class SQLiteCacheBodyWriter: CacheBodyWriter {
     /// The name under the cache directory the index row records (`bodies/xx/<random>`).
     let storageName: String
     private let bodiesDirectory: String
-    /// The sink's file to link, nil when copying.
+    /// The sink's file to link, and its open descriptor (for `fstat`; never written or closed
+    /// here); nil when copying.
     private let source: String?
+    private let sourceDescriptor: Int32
     private let onFailure: @Sendable (_ directory: String, _ reason: String) -> Void
     private let state = LockedBox(State())
     private static let counter = LockedBox(0)
@@ -47,9 +49,11 @@ final class SQLiteCacheBodyWriter: CacheBodyWriter {
     ///   - directory: the cache directory (`tmp/` and `bodies/` are under it).
     ///   - source: the file the job's sink is writing the same body to, to link instead of copying.
     ///   - onFailure: told about a body that could not be put in place (a directory and a reason).
-    init(directory: String, sharing source: String?, onFailure: @escaping @Sendable (_ directory: String, _ reason: String) -> Void) throws {
+    init(directory: String, sharing source: (path: String, descriptor: Int32)?,
+         onFailure: @escaping @Sendable (_ directory: String, _ reason: String) -> Void) throws {
         self.onFailure = onFailure
-        self.source = source
+        self.source = source?.path
+        sourceDescriptor = source?.descriptor ?? -1
         let serial = Self.counter.withLock { $0 += 1; return $0 }
         let number = Hex.string(UInt64(serial))
         let name = Self.processTag + number
@@ -126,21 +130,24 @@ final class SQLiteCacheBodyWriter: CacheBodyWriter {
             guard Glibc.close(s.fd) == 0 else { throw Failure(errno) }
             return
         }
+        var linked = true
         if link(source, path) != 0 {
+            linked = false
             if errno == ENOENT {
                 // `bodies/xx/` is made on first use (and `bodies/` with it).
                 let bucket = (path as NSString).deletingLastPathComponent
                 for directory in [(bucket as NSString).deletingLastPathComponent, bucket] where mkdir(directory, 0o755) != 0 && errno != EEXIST {
                     throw Failure(errno)
                 }
-                if link(source, path) != 0 { try Self.copy(source, to: path) }
+                if link(source, path) == 0 { linked = true } else { try Self.copy(source, to: path) }
             } else {
                 try Self.copy(source, to: path)  // EXDEV (another file system), EPERM, EMLINK: a copy will do
             }
         }
         s.inPlace = true
+        // A link is the sink's file itself: its open descriptor answers without a path lookup.
         var info = stat()
-        guard stat(path, &info) == 0, Int64(info.st_size) == s.size else {
+        guard (linked ? fstat(sourceDescriptor, &info) : stat(path, &info)) == 0, Int64(info.st_size) == s.size else {
             unlink(path)
             s.inPlace = false
             throw Failure(EIO)

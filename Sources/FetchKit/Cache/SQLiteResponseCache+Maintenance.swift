@@ -19,8 +19,7 @@ extension SQLiteResponseCache {
         let now = Date().timeIntervalSince1970
         do {
             try await pool.write { db in
-                let touch = try db.cachedStatement(sql: "UPDATE responses SET used_at = ?, hits = hits + ? WHERE id = ?")
-                for (id, hits) in served { try touch.execute(arguments: [now, hits, id]) }
+                try SQLiteCacheRows.touch(served, at: now, in: db)
                 if !counts.isEmpty {
                     try db.execute(sql: "INSERT OR REPLACE INTO usage (run_id, finished_at, hits, revalidated, stale, misses) VALUES (?, ?, ?, ?, ?, ?)",
                                    arguments: [runID, now, counts[.hit] ?? 0, counts[.revalidated] ?? 0, counts[.stale] ?? 0, counts[.miss] ?? 0])

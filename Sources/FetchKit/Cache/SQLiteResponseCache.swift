@@ -55,17 +55,18 @@ public final class SQLiteResponseCache: ResponseCache {
         /// Rows whose bodies are in place, waiting for the writer, with the stores waiting on them.
         var pending: [(row: PendingRow, done: CheckedContinuation<Void, Never>)] = []
         var writing = false
-        /// The index held no entry when opened: only URLs this process stored since (`storedHashes`)
-        /// need a query; a cold run's thousands of misses cost nothing. Another process sharing the
-        /// directory may store meanwhile; this process then misses what it stored, which is allowed.
+        /// The index held no entry when opened: only URLs this process stored since (`storedURLs`)
+        /// need a query (or a digest); a cold run's thousands of misses cost nothing. Another
+        /// process sharing the directory may store meanwhile; this process then misses what it
+        /// stored, which is allowed.
         var empty = false
-        var storedHashes: Set<String> = []
+        var storedURLs: Set<String> = []
         /// With `batchesStores`: rows gathered for the next timed commit.
         var deferred: [PendingRow] = []
         var flushScheduled = false
-        /// URL hashes of deferred rows whose commit is under way, and the last flush (flushes run
-        /// one after another): a lookup for one of them waits for that commit.
-        var flushing: [String: Int] = [:]
+        /// URLs with a batched row not committed yet (deferred, or in a flush under way), and the
+        /// last flush (flushes run one after another): a lookup for one of them waits for the commit.
+        var uncommitted: [String: Int] = [:]
         var lastFlush: Task<Void, Never>?
         /// Invalidations so far, and the last one per URL hash: a batched row stored before an
         /// invalidation of its URL is dropped even if its flush was already under way.
@@ -75,6 +76,8 @@ public final class SQLiteResponseCache: ResponseCache {
 
     /// An index row to insert (or replace) once its body is in place.
     struct PendingRow: Sendable {
+        /// The canonical URL (kept in memory only; the row has its digest and the redacted URL).
+        var key: String
         var hash: String
         var method: String
         var varyKey: String
@@ -92,6 +95,11 @@ public final class SQLiteResponseCache: ResponseCache {
         var storedAt: Double
         /// `State.generation` when the row was made.
         var generation = 0
+        /// No row can exist for this URL yet (the index was empty when opened and this process
+        /// stores the URL for the first time): the insert skips looking for a body to replace. (A
+        /// process sharing the directory that stored the URL meanwhile leaves an orphan body, which
+        /// `cache prune` removes.)
+        var isNew = false
     }
 
     public var indexPath: String { (directory as NSString).appendingPathComponent("index.sqlite") }
@@ -215,14 +223,13 @@ public final class SQLiteResponseCache: ResponseCache {
     // MARK: - ResponseCache
 
     public func entries(method: HTTPMethod, url: String) async -> [CachedResponse] {
-        let hash = Self.digest(url)
         let (known, waiting) = state.withLock { s in
-            (!s.empty || s.storedHashes.contains(hash), s.flushing[hash] != nil || s.deferred.contains { $0.hash == hash })
+            (!s.empty || s.storedURLs.contains(url), s.uncommitted[url] != nil)
         }
         if !known { return [] }
         if waiting { await flushDeferred() }  // stored a moment ago, not committed yet
         do {
-            return try lookupRows(hash: hash, method: method, url: url)
+            return try lookupRows(hash: Self.digest(url), method: method, url: url)
         } catch {
             report(indexPath, "cannot read the response cache index: \(error)")
             return []
@@ -238,41 +245,13 @@ public final class SQLiteResponseCache: ResponseCache {
     /// doesn't wait for the writer. It blocks its thread for the query only, as reading the body does.
     private func lookupRows(hash: String, method: HTTPMethod, url: String) throws -> [CachedResponse] {
         try lookups.unsafeRead { db in
-            // A cached statement: preparing it again for every lookup (GRDB's authorizer, SQLite's
-            // parser) cost more than running it.
-            let statement = try db.cachedStatement(sql: """
-                SELECT id, method, status, headers, request_time, response_time, vary_names, vary_key, ttl, invalidated, body_size, body,
-                       \(hasModifiedColumn ? "body_mtime" : "NULL")
-                FROM responses WHERE url_hash = ? AND method = ? ORDER BY response_time DESC, id DESC
-                """)
-            // Rows decoded in place from the statement, not copied first (`fetchAll`).
-            var entries: [CachedResponse] = []
-            let rows = try Row.fetchCursor(statement, arguments: [hash, method.rawValue])
-            while let row = try rows.next() {
-                if let entry = CachedResponse(lookupRow: row, url: url) { entries.append(entry) }
-            }
-            return entries
+            try SQLiteCacheRows.lookup(hash: hash, method: method, url: url, hasModifiedColumn: hasModifiedColumn, in: db)
         }
     }
 
     public func readBody(of entry: CachedResponse, _ body: (ByteBuffer) throws -> Void) async throws {
-        let path = entry.storageName.isEmpty ? try await bodyPath(of: entry) : (directory as NSString).appendingPathComponent(entry.storageName)
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            await remove(entry)
-            throw CacheMiss(reason: "the stored body is missing")
-        }
+        let fd = try await openBody(of: entry)
         defer { Glibc.close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, Int64(info.st_size) == entry.bodySize else {
-            await remove(entry)
-            throw CacheMiss(reason: "the stored body has the wrong size")
-        }
-        // A body linked to a job's output is that file too: edited in place, it is no longer what was received.
-        if let modified = entry.storageModified, SQLiteCacheBodyWriter.nanoseconds(info.st_mtim) != modified {
-            await remove(entry)
-            throw CacheMiss(reason: "the stored body was modified")
-        }
         var remaining = entry.bodySize
         let allocator = ByteBufferAllocator()
         while remaining > 0 {
@@ -293,19 +272,64 @@ public final class SQLiteResponseCache: ResponseCache {
         }
     }
 
+    /// With `sendfile`: the body never passes through this process's memory.
+    public func copyBody(of entry: CachedResponse, to descriptor: Int32) async throws -> Bool {
+        let fd = try await openBody(of: entry)
+        defer { Glibc.close(fd) }
+        let copied: Int64
+        do {
+            copied = try FileIO.copy(from: fd, to: descriptor, length: entry.bodySize, path: "the job's file")
+        } catch let error as FetchError where error.code == .diskFull {
+            throw error  // the job's own file can't be written: the job's failure, not the cache's
+        } catch {
+            await remove(entry)
+            throw CacheMiss(reason: "the stored body could not be read")
+        }
+        guard copied == entry.bodySize else {
+            await remove(entry)
+            throw CacheMiss(reason: "the stored body could not be read")
+        }
+        return true
+    }
+
+    /// Opens the stored body of `entry` after checking it is still the one stored: its size and
+    /// (for a body linked to a job's output, which may be edited in place) its modification time.
+    /// A body that fails is removed with its entry and read as a miss.
+    private func openBody(of entry: CachedResponse) async throws -> Int32 {
+        let path = entry.storageName.isEmpty ? try await bodyPath(of: entry) : directory + "/" + entry.storageName
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            await remove(entry)
+            throw CacheMiss(reason: "the stored body is missing")
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0, Int64(info.st_size) == entry.bodySize else {
+            Glibc.close(fd)
+            await remove(entry)
+            throw CacheMiss(reason: "the stored body has the wrong size")
+        }
+        if let modified = entry.storageModified, SQLiteCacheBodyWriter.nanoseconds(info.st_mtim) != modified {
+            Glibc.close(fd)
+            await remove(entry)
+            throw CacheMiss(reason: "the stored body was modified")
+        }
+        return fd
+    }
+
     public func makeBodyWriter() -> (any CacheBodyWriter)? {
         makeBodyWriter(sharingIfPossible: nil)
     }
 
     /// Links `file` when the body is complete (see `SQLiteCacheBodyWriter`): no second copy.
-    public func makeBodyWriter(sharing file: String) -> (any CacheBodyWriter)? {
-        makeBodyWriter(sharingIfPossible: file)
+    public func makeBodyWriter(sharing file: String, descriptor: Int32) -> (any CacheBodyWriter)? {
+        makeBodyWriter(sharingIfPossible: (file, descriptor))
     }
 
-    private func makeBodyWriter(sharingIfPossible file: String?) -> (any CacheBodyWriter)? {
+    private func makeBodyWriter(sharingIfPossible file: (path: String, descriptor: Int32)?) -> (any CacheBodyWriter)? {
         do {
-            return try SQLiteCacheBodyWriter(directory: directory, sharing: file) { [weak self] directory, reason in
-                self?.report(directory, "cannot store responses: \(reason)")
+            // The writer lives for one response: holding the cache strongly makes no cycle.
+            return try SQLiteCacheBodyWriter(directory: directory, sharing: file) { directory, reason in
+                self.report(directory, "cannot store responses: \(reason)")
             }
         } catch {
             // The reason without the temporary file's name, so the warning comes once, not once per response.
@@ -328,7 +352,7 @@ public final class SQLiteResponseCache: ResponseCache {
             report(bodiesPath, "cannot store responses: \(reason)")
             return
         }
-        let row = PendingRow(hash: Self.digest(entry.url), method: entry.method.rawValue, varyKey: entry.varyKey,
+        let row = PendingRow(key: entry.url, hash: Self.digest(entry.url), method: entry.method.rawValue, varyKey: entry.varyKey,
                              varyNames: entry.varyNames?.joined(separator: " "), url: redact(entry.url), status: entry.status,
                              headers: Self.encode(entry.headers), requestTime: entry.requestTime.timeIntervalSince1970,
                              responseTime: entry.responseTime.timeIntervalSince1970, ttl: entry.ttl, body: relative, size: writer.size,
@@ -342,16 +366,17 @@ public final class SQLiteResponseCache: ResponseCache {
     private func commit(_ row: PendingRow) async {
         if batchesStores {
             let schedule = state.withLock { s -> Bool in
-                if s.empty { s.storedHashes.insert(row.hash) }
                 var row = row
+                row.isNew = s.empty && s.storedURLs.insert(row.key).inserted
                 row.generation = s.generation
                 s.deferred.append(row)
+                s.uncommitted[row.key, default: 0] += 1
                 defer { s.flushScheduled = true }
                 return !s.flushScheduled
             }
             if schedule {
                 Task {
-                    try? await Task.sleep(for: .milliseconds(20))
+                    try? await Task.sleep(for: .milliseconds(100))
                     await self.flushDeferred()
                 }
             }
@@ -359,8 +384,8 @@ public final class SQLiteResponseCache: ResponseCache {
         }
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             let starts = state.withLock { s -> Bool in
-                if s.empty { s.storedHashes.insert(row.hash) }
                 var row = row
+                row.isNew = s.empty && s.storedURLs.insert(row.key).inserted
                 row.generation = s.generation
                 s.pending.append((row, done))
                 defer { s.writing = true }
@@ -377,15 +402,14 @@ public final class SQLiteResponseCache: ResponseCache {
             let rows = s.deferred
             s.deferred = []
             s.flushScheduled = false
-            for row in rows { s.flushing[row.hash, default: 0] += 1 }
             let previous = s.lastFlush
             let flush = Task {
                 await previous?.value
                 if !rows.isEmpty { await self.insert(rows) }
                 self.state.withLock { s in
                     for row in rows {
-                        s.flushing[row.hash, default: 1] -= 1
-                        if s.flushing[row.hash] == 0 { s.flushing[row.hash] = nil }
+                        s.uncommitted[row.key, default: 1] -= 1
+                        if s.uncommitted[row.key] == 0 { s.uncommitted[row.key] = nil }
                     }
                 }
             }
@@ -416,27 +440,7 @@ public final class SQLiteResponseCache: ResponseCache {
         for row in dropped { unlink((directory as NSString).appendingPathComponent(row.body)) }
         if rows.isEmpty { return }
         do {
-            let replaced = try await pool.write { db -> [String] in
-                var replaced: [String] = []
-                let existing = try db.cachedStatement(sql: "SELECT body FROM responses WHERE url_hash = ? AND method = ? AND vary_key = ?")
-                let upsert = try db.cachedStatement(sql: """
-                        INSERT INTO responses (url_hash, method, vary_key, vary_names, url, status, headers, request_time, response_time, ttl,
-                                               invalidated, body, body_size, body_mtime, stored_at, used_at)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)
-                        ON CONFLICT (url_hash, method, vary_key) DO UPDATE SET vary_names = excluded.vary_names, url = excluded.url,
-                          status = excluded.status, headers = excluded.headers, request_time = excluded.request_time,
-                          response_time = excluded.response_time, ttl = excluded.ttl, invalidated = 0, body = excluded.body,
-                          body_size = excluded.body_size, body_mtime = excluded.body_mtime, stored_at = excluded.stored_at,
-                          used_at = excluded.used_at
-                        """)
-                for row in rows {
-                    if let old = try String.fetchOne(existing, arguments: [row.hash, row.method, row.varyKey]) { replaced.append(old) }
-                    try upsert.execute(arguments: [row.hash, row.method, row.varyKey, row.varyNames, row.url, row.status, row.headers,
-                                                   row.requestTime, row.responseTime, row.ttl, row.body, row.size, row.modified, row.storedAt,
-                                                   row.storedAt])
-                }
-                return replaced
-            }
+            let replaced = try await pool.write { db in try SQLiteCacheRows.insert(rows, in: db) }
             for body in replaced { unlink((directory as NSString).appendingPathComponent(body)) }
         } catch {
             for row in rows { unlink((directory as NSString).appendingPathComponent(row.body)) }
@@ -525,7 +529,13 @@ public final class SQLiteResponseCache: ResponseCache {
     /// Headers as `name: value` lines (field values never contain a line break).
     static func encode(_ headers: HTTPHeaders) -> String {
         var text = ""
-        for header in headers { text += header.name + ": " + header.value + "\n" }
+        text.reserveCapacity(headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 3 })
+        for header in headers {
+            text.append(header.name)
+            text.append(": ")
+            text.append(header.value)
+            text.append("\n")
+        }
         return text
     }
 
@@ -551,23 +561,5 @@ public final class SQLiteResponseCache: ResponseCache {
             }
         }
         return headers
-    }
-}
-
-extension CachedResponse {
-    /// A row of `entries`' query, read by position (names cost a lookup each).
-    /// Optional reads throughout: a damaged or hand-edited row is skipped (nil), never a crash.
-    init?(lookupRow row: Row, url: String) {
-        guard let id = row[0] as Int64?, let method = (row[1] as String?).flatMap(HTTPMethod.init(rawValue:)),
-              let status = row[2] as Int?, let headers = row[3] as String?, let requestTime = row[4] as Double?,
-              let responseTime = row[5] as Double?, let varyKey = row[7] as String?, let invalidated = row[9] as Bool?,
-              let bodySize = row[10] as Int64?, let body = row[11] as String? else { return nil }
-        let names = row[6] as String?
-        self.init(id: id, method: method, url: url, status: status, headers: SQLiteResponseCache.decode(headers),
-                  requestTime: Date(timeIntervalSince1970: requestTime), responseTime: Date(timeIntervalSince1970: responseTime),
-                  varyNames: names.map { $0.split(separator: " ").map(String.init) }, varyKey: varyKey, ttl: row[8] as Double?,
-                  invalidated: invalidated, bodySize: bodySize)
-        storageName = body
-        storageModified = row[12] as Int64?
     }
 }

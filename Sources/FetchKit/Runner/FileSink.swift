@@ -65,7 +65,7 @@ public final class FileSink: ResponseSink, StagedFileSink {
         }
     }
 
-    var stagedFile: String? { state.withLock { $0.fd >= 0 ? temporaryPath : nil } }
+    var stagedFile: (path: String, descriptor: Int32)? { state.withLock { $0.fd >= 0 ? (temporaryPath, $0.fd) : nil } }
 
     public func write(_ chunk: ByteBuffer) throws {
         try state.withLock { s in

@@ -33,8 +33,8 @@ extension ResponseSink {
 /// into place in `finish` (`FileSink`). The response cache then keeps a hard link to the file
 /// instead of writing the body a second time.
 protocol StagedFileSink: ResponseSink {
-    /// The file the body is being written to, while the sink is open.
-    var stagedFile: String? { get }
+    /// The file the body is being written to and its descriptor, while the sink is open.
+    var stagedFile: (path: String, descriptor: Int32)? { get }
 }
 
 /// Keeps the body in memory, for small responses a program wants as `Data`.

@@ -101,9 +101,14 @@ extension Session {
             _ = try await sink.prepare(request, attempt: info.attempt)
             try sink.open(head)
             var bytes: Int64 = 0
-            try await cache.readBody(of: entry) { chunk in
-                bytes += Int64(chunk.readableBytes)
-                try sink.write(chunk)
+            // Into a `save:`'s file, the store copies in the kernel; otherwise chunk by chunk.
+            if let staged = (sink as? any StagedFileSink)?.stagedFile, try await cache.copyBody(of: entry, to: staged.descriptor) {
+                bytes = entry.bodySize
+            } else {
+                try await cache.readBody(of: entry) { chunk in
+                    bytes += Int64(chunk.readableBytes)
+                    try sink.write(chunk)
+                }
             }
             try await sink.finish()
             cache.didServe(entry, as: use)

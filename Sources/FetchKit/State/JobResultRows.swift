@@ -49,14 +49,14 @@ enum JobResultRows {
         var index: Int32 = 1
         for row in rows {
             let result = row.result
-            bind(row.runID, to: statement, at: index)
-            bind(result.job, to: statement, at: index + 1)
-            bind(result.outcome.rawValue, to: statement, at: index + 2)
+            SQLiteC.bind(row.runID, to: statement, at: index)
+            SQLiteC.bind(result.job, to: statement, at: index + 1)
+            SQLiteC.bind(result.outcome.rawValue, to: statement, at: index + 2)
             if let status = result.status { sqlite3_bind_int64(statement, index + 3, Int64(status)) } else { sqlite3_bind_null(statement, index + 3) }
             sqlite3_bind_int64(statement, index + 4, result.bytes)
             sqlite3_bind_int64(statement, index + 5, Int64(result.attempts))
-            bind(result.error?.code.rawValue, to: statement, at: index + 6)
-            bind(result.error?.message ?? result.reason, to: statement, at: index + 7)
+            SQLiteC.bind(result.error?.code.rawValue, to: statement, at: index + 6)
+            SQLiteC.bind(result.error?.message ?? result.reason, to: statement, at: index + 7)
             sqlite3_bind_int64(statement, index + 8, result.duration.milliseconds)
             sqlite3_bind_double(statement, index + 9, row.date.timeIntervalSince1970)
             index += 10
@@ -64,15 +64,4 @@ enum JobResultRows {
         let code = sqlite3_step(statement)
         guard code == SQLITE_DONE else { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: db.lastErrorMessage, sql: "INSERT INTO job_results") }
     }
-
-    /// SQLite copies the text (SQLITE_TRANSIENT): the string's storage only lives for the call.
-    private static func bind(_ text: String?, to statement: OpaquePointer, at index: Int32) {
-        guard let text else {
-            sqlite3_bind_null(statement, index)
-            return
-        }
-        text.withCString { _ = sqlite3_bind_text(statement, index, $0, Int32(text.utf8.count), transient) }
-    }
-
-    private static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
 }

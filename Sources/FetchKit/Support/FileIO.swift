@@ -37,25 +37,32 @@ enum FileIO {
         }
     }
 
-    /// Copies what is left of `input` to `output` with `sendfile` (in the kernel), falling back to
-    /// read and write where the kernel can't (EINVAL or ENOSYS on some file systems).
-    static func copy(from input: Int32, to output: Int32, path: String) throws {
+    /// Copies what is left of `input` (up to `length` bytes) to `output` with `sendfile`, in the
+    /// kernel, falling back to read and write where the kernel can't (EINVAL or ENOSYS on some file
+    /// systems). Returns the bytes copied: fewer than `length` when `input` ended first.
+    @discardableResult
+    static func copy(from input: Int32, to output: Int32, length: Int64? = nil, path: String) throws -> Int64 {
+        var copied: Int64 = 0
+        var inKernel = true
+        var buffer: [UInt8] = []
         while true {
-            let copied = sendfile(output, input, nil, 1 << 30)
-            if copied > 0 { continue }
-            if copied == 0 { return }
-            if errno == EINTR { continue }
-            guard errno == EINVAL || errno == ENOSYS else { throw error(errno, "cannot write '\(path)'") }
-            break
-        }
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(input, $0.baseAddress!, $0.count) }
+            let wanted = Int(min(length.map { $0 - copied } ?? (1 << 30), 1 << 30))
+            if wanted == 0 { return copied }
+            if inKernel {
+                let count = sendfile(output, input, nil, wanted)
+                if count > 0 { copied += Int64(count); continue }
+                if count == 0 { return copied }
+                if errno == EINTR { continue }
+                guard errno == EINVAL || errno == ENOSYS else { throw error(errno, "cannot write '\(path)'") }
+                inKernel = false
+                buffer = [UInt8](repeating: 0, count: 1 << 16)
+            }
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(input, $0.baseAddress!, min($0.count, wanted)) }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw error(errno, "cannot read the file copied to '\(path)'")
             }
-            if count == 0 { return }
+            if count == 0 { return copied }
             try buffer.withUnsafeBytes { raw in
                 var offset = 0
                 while offset < count {
@@ -67,6 +74,7 @@ enum FileIO {
                     offset += written
                 }
             }
+            copied += Int64(count)
         }
     }
 

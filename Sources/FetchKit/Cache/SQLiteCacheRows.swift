@@ -1,0 +1,113 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// The response cache's per-request SQL, through SQLite's C API on statements GRDB prepared and
+/// caches (as `JobResultRows` does for job results): a warm run looks up thousands of entries and
+/// a cold one stores thousands, and GRDB's `Row` and `StatementArguments` cost more per call than
+/// SQLite's own b-tree work. GRDB owns the connections and the transactions.
+enum SQLiteCacheRows {
+    /// Every row for `hash` and `method`, newest first, as `CachedResponse`s for `url`. A row that
+    /// can't be read (a hand-edited method, say) is skipped.
+    static func lookup(hash: String, method: HTTPMethod, url: String, hasModifiedColumn: Bool, in db: Database) throws -> [CachedResponse] {
+        let sql = """
+            SELECT id, method, status, headers, request_time, response_time, vary_names, vary_key, ttl, invalidated, body_size, body,
+                   \(hasModifiedColumn ? "body_mtime" : "NULL")
+            FROM responses WHERE url_hash = ? AND method = ? ORDER BY response_time DESC, id DESC
+            """
+        let statement = try db.cachedStatement(sql: sql).sqliteStatement
+        sqlite3_reset(statement)
+        defer { sqlite3_reset(statement) }  // ends the statement's read at once
+        SQLiteC.bind(hash, to: statement, at: 1)
+        SQLiteC.bind(method.rawValue, to: statement, at: 2)
+        var entries: [CachedResponse] = []
+        while true {
+            let code = sqlite3_step(statement)
+            if code == SQLITE_DONE { return entries }
+            guard code == SQLITE_ROW else { throw SQLiteC.failure(code, in: db, "SELECT FROM responses") }
+            if let entry = entry(at: statement, url: url) { entries.append(entry) }
+        }
+    }
+
+    private static func entry(at statement: OpaquePointer, url: String) -> CachedResponse? {
+        guard let id = SQLiteC.int64(statement, 0), let method = SQLiteC.text(statement, 1).flatMap(HTTPMethod.init(rawValue:)),
+              let status = SQLiteC.int64(statement, 2), let headers = SQLiteC.text(statement, 3),
+              let requestTime = SQLiteC.double(statement, 4), let responseTime = SQLiteC.double(statement, 5),
+              let varyKey = SQLiteC.text(statement, 7), let invalidated = SQLiteC.int64(statement, 9),
+              let bodySize = SQLiteC.int64(statement, 10), let body = SQLiteC.text(statement, 11) else { return nil }
+        var entry = CachedResponse(id: id, method: method, url: url, status: Int(status), headers: SQLiteResponseCache.decode(headers),
+                                   requestTime: Date(timeIntervalSince1970: requestTime), responseTime: Date(timeIntervalSince1970: responseTime),
+                                   varyNames: SQLiteC.text(statement, 6).map { $0.split(separator: " ").map(String.init) }, varyKey: varyKey,
+                                   ttl: SQLiteC.double(statement, 8), invalidated: invalidated != 0, bodySize: bodySize)
+        entry.storageName = body
+        entry.storageModified = SQLiteC.int64(statement, 12)
+        return entry
+    }
+
+    /// Inserts (or replaces) `rows` in the caller's transaction. Returns the bodies of the rows
+    /// replaced, for the caller to remove once committed.
+    static func insert(_ rows: [SQLiteResponseCache.PendingRow], in db: Database) throws -> [String] {
+        let existing = try db.cachedStatement(sql: "SELECT body FROM responses WHERE url_hash = ? AND method = ? AND vary_key = ?").sqliteStatement
+        let upsert = try db.cachedStatement(sql: """
+            INSERT INTO responses (url_hash, method, vary_key, vary_names, url, status, headers, request_time, response_time, ttl,
+                                   invalidated, body, body_size, body_mtime, stored_at, used_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)
+            ON CONFLICT (url_hash, method, vary_key) DO UPDATE SET vary_names = excluded.vary_names, url = excluded.url,
+              status = excluded.status, headers = excluded.headers, request_time = excluded.request_time,
+              response_time = excluded.response_time, ttl = excluded.ttl, invalidated = 0, body = excluded.body,
+              body_size = excluded.body_size, body_mtime = excluded.body_mtime, stored_at = excluded.stored_at,
+              used_at = excluded.used_at
+            """).sqliteStatement
+        defer {
+            sqlite3_reset(existing)
+            sqlite3_reset(upsert)
+        }
+        var replaced: [String] = []
+        for row in rows {
+            if !row.isNew {
+                sqlite3_reset(existing)
+                SQLiteC.bind(row.hash, to: existing, at: 1)
+                SQLiteC.bind(row.method, to: existing, at: 2)
+                SQLiteC.bind(row.varyKey, to: existing, at: 3)
+                let code = sqlite3_step(existing)
+                if code == SQLITE_ROW, let body = SQLiteC.text(existing, 0) {
+                    replaced.append(body)
+                } else if code != SQLITE_DONE {
+                    throw SQLiteC.failure(code, in: db, "SELECT body FROM responses")
+                }
+            }
+            sqlite3_reset(upsert)
+            SQLiteC.bind(row.hash, to: upsert, at: 1)
+            SQLiteC.bind(row.method, to: upsert, at: 2)
+            SQLiteC.bind(row.varyKey, to: upsert, at: 3)
+            SQLiteC.bind(row.varyNames, to: upsert, at: 4)
+            SQLiteC.bind(row.url, to: upsert, at: 5)
+            SQLiteC.bind(Int64(row.status), to: upsert, at: 6)
+            SQLiteC.bind(row.headers, to: upsert, at: 7)
+            SQLiteC.bind(row.requestTime, to: upsert, at: 8)
+            SQLiteC.bind(row.responseTime, to: upsert, at: 9)
+            SQLiteC.bind(row.ttl, to: upsert, at: 10)
+            SQLiteC.bind(row.body, to: upsert, at: 11)
+            SQLiteC.bind(row.size, to: upsert, at: 12)
+            SQLiteC.bind(row.modified, to: upsert, at: 13)
+            SQLiteC.bind(row.storedAt, to: upsert, at: 14)
+            SQLiteC.bind(row.storedAt, to: upsert, at: 15)
+            try SQLiteC.run(upsert, in: db, "INSERT INTO responses")
+        }
+        return replaced
+    }
+
+    /// Marks served entries used at `time` (`used_at`, least-recently-used pruning) and counts
+    /// their hits, in the caller's transaction.
+    static func touch(_ served: [Int64: Int], at time: Double, in db: Database) throws {
+        let statement = try db.cachedStatement(sql: "UPDATE responses SET used_at = ?, hits = hits + ? WHERE id = ?").sqliteStatement
+        defer { sqlite3_reset(statement) }
+        for (id, hits) in served {
+            sqlite3_reset(statement)
+            SQLiteC.bind(time, to: statement, at: 1)
+            SQLiteC.bind(Int64(hits), to: statement, at: 2)
+            SQLiteC.bind(id, to: statement, at: 3)
+            try SQLiteC.run(statement, in: db, "UPDATE responses")
+        }
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// The few pieces of SQLite's C API the hot paths use on statements GRDB prepared (or on its
+/// connection): binding and reading values without `StatementArguments` boxing each one and
+/// without a `Row` per result. GRDB still owns the connection and the transactions.
+enum SQLiteC {
+    /// SQLite copies the text (SQLITE_TRANSIENT): the string's storage only lives for the call.
+    static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+
+    static func bind(_ text: String?, to statement: OpaquePointer, at index: Int32) {
+        guard var text else {
+            sqlite3_bind_null(statement, index)
+            return
+        }
+        text.withUTF8 { bytes in
+            _ = bytes.withMemoryRebound(to: CChar.self) { sqlite3_bind_text(statement, index, $0.baseAddress, Int32($0.count), transient) }
+        }
+    }
+
+    static func bind(_ value: Int64?, to statement: OpaquePointer, at index: Int32) {
+        if let value { sqlite3_bind_int64(statement, index, value) } else { sqlite3_bind_null(statement, index) }
+    }
+
+    static func bind(_ value: Double?, to statement: OpaquePointer, at index: Int32) {
+        if let value { sqlite3_bind_double(statement, index, value) } else { sqlite3_bind_null(statement, index) }
+    }
+
+    /// A text column; nil when NULL or not text (a damaged row reads as missing values, not as
+    /// SQLite's conversions of them).
+    static func text(_ statement: OpaquePointer, _ column: Int32) -> String? {
+        guard sqlite3_column_type(statement, column) == SQLITE_TEXT, let bytes = sqlite3_column_text(statement, column) else { return nil }
+        return String(decoding: UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(statement, column))), as: UTF8.self)
+    }
+
+    /// An integer column; nil when NULL or not an integer.
+    static func int64(_ statement: OpaquePointer, _ column: Int32) -> Int64? {
+        sqlite3_column_type(statement, column) == SQLITE_INTEGER ? sqlite3_column_int64(statement, column) : nil
+    }
+
+    /// A real (or integer) column; nil when NULL or neither.
+    static func double(_ statement: OpaquePointer, _ column: Int32) -> Double? {
+        let type = sqlite3_column_type(statement, column)
+        return type == SQLITE_FLOAT || type == SQLITE_INTEGER ? sqlite3_column_double(statement, column) : nil
+    }
+
+    /// Steps a statement that returns no rows; throws GRDB's error for anything but SQLITE_DONE.
+    static func run(_ statement: OpaquePointer, in db: Database, _ what: String) throws {
+        let code = sqlite3_step(statement)
+        guard code == SQLITE_DONE else { throw failure(code, in: db, what) }
+    }
+
+    static func failure(_ code: Int32, in db: Database, _ what: String) -> DatabaseError {
+        DatabaseError(resultCode: ResultCode(rawValue: code), message: db.lastErrorMessage, sql: what)
+    }
+}
