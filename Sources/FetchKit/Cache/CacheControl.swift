@@ -243,7 +243,10 @@ public struct CacheControl: Sendable, Equatable {
         static func isTokenByte(_ byte: UInt8) -> Bool {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
-            default: Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
+            case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
+                 UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+                 UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"): true
+            default: false
             }
         }
 

@@ -135,8 +135,8 @@ final class SQLiteCacheBodyWriter: CacheBodyWriter {
             linked = false
             if errno == ENOENT {
                 // `bodies/xx/` is made on first use (and `bodies/` with it).
-                let bucket = (path as NSString).deletingLastPathComponent
-                for directory in [(bucket as NSString).deletingLastPathComponent, bucket] where mkdir(directory, 0o755) != 0 && errno != EEXIST {
+                let bucket = bodiesDirectory + "/" + storageName.dropFirst("bodies/".count).prefix(2)
+                for directory in [bodiesDirectory, bucket] where mkdir(directory, 0o755) != 0 && errno != EEXIST {
                     throw Failure(errno)
                 }
                 if link(source, path) == 0 { linked = true } else { try Self.copy(source, to: path) }

@@ -30,10 +30,6 @@ extension SQLiteResponseCache {
         }
         if let maxSize { _ = await prune(maxSize: maxSize) }
         sweepTemporaryFiles()
-        // Move the run's rows from the WAL into the index and empty the WAL, so the next run's
-        // lookups read a compact file rather than WAL frames. Best effort: another process reading
-        // the cache may keep the WAL from being reset.
-        try? await pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
     }
 
     /// Removes least recently used entries until the bodies total at most `maxSize` bytes, and

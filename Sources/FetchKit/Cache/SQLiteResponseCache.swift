@@ -68,6 +68,7 @@ public final class SQLiteResponseCache: ResponseCache {
         /// last flush (flushes run one after another): a lookup for one of them waits for the commit.
         var uncommitted: [String: Int] = [:]
         var lastFlush: Task<Void, Never>?
+        var flushes = 0
         /// Invalidations so far, and the last one per URL hash: a batched row stored before an
         /// invalidation of its URL is dropped even if its flush was already under way.
         var generation = 0
@@ -375,9 +376,10 @@ public final class SQLiteResponseCache: ResponseCache {
                 return !s.flushScheduled
             }
             if schedule {
-                Task {
+                // Weakly: a cache closed before its timer fires (finishRun flushed) is not kept open.
+                Task { [weak self] in
                     try? await Task.sleep(for: .milliseconds(100))
-                    await self.flushDeferred()
+                    await self?.flushDeferred()
                 }
             }
             return
@@ -403,6 +405,8 @@ public final class SQLiteResponseCache: ResponseCache {
             s.deferred = []
             s.flushScheduled = false
             let previous = s.lastFlush
+            s.flushes += 1
+            let number = s.flushes
             let flush = Task {
                 await previous?.value
                 if !rows.isEmpty { await self.insert(rows) }
@@ -411,6 +415,7 @@ public final class SQLiteResponseCache: ResponseCache {
                         s.uncommitted[row.key, default: 1] -= 1
                         if s.uncommitted[row.key] == 0 { s.uncommitted[row.key] = nil }
                     }
+                    if s.flushes == number { s.lastFlush = nil }  // the last one: nothing holds the cache any more
                 }
             }
             s.lastFlush = flush
@@ -516,7 +521,8 @@ public final class SQLiteResponseCache: ResponseCache {
     }
 
     static func digest(_ text: String) -> String {
-        Hex.string(SHA256.hash(data: Data(text.utf8)))
+        var text = text
+        return text.withUTF8 { Hex.string(SHA256.hash(data: UnsafeRawBufferPointer($0))) }
     }
 
     /// Renames `path` to `destination`, creating the destination's directory if needed.

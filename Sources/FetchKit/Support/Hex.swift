@@ -15,6 +15,9 @@ enum Hex {
 
     /// `value` as 16 hex digits.
     static func string(_ value: UInt64) -> String {
-        string((0..<8).reversed().map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) })
+        String(unsafeUninitializedCapacity: 16) { buffer in
+            for index in 0..<16 { buffer[index] = digits[Int((value >> UInt64(60 - index * 4)) & 0xF)] }
+            return 16
+        }
     }
 }

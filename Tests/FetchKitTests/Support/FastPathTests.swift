@@ -55,4 +55,10 @@ import Testing
             #expect(CacheKey.canonicalForm(text) != text || text.contains("["), "\(text)")
         }
     }
+
+    @Test func hexOfAnUInt64IsSixteenDigits() {
+        for value: UInt64 in [0, 1, 0xff, 0x0123_4567_89ab_cdef, .max] + (0..<100).map({ _ in .random(in: .min ... .max) }) {
+            #expect(Hex.string(value) == String(format: "%016llx", value))
+        }
+    }
 }
