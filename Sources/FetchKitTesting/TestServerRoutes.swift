@@ -58,22 +58,37 @@ enum TestServerRoutes {
 
     static let lastModified = "Sat, 21 Nov 2026 12:00:00 GMT"
 
-    static func ranged(_ request: ServerRequest, state: TestServerState, size: Int, etag: String,
+    /// `validators=weak` makes the entity tag weak, `validators=last_modified` sends only
+    /// `Last-Modified`, `validators=none` neither. Every answer has a `Date` (now).
+    static func ranged(_ request: ServerRequest, state: TestServerState, size: Int, etag strongTag: String,
                        body: (Range<Int>) -> Reply.Body) -> Reply {
-        var headers = [("ETag", etag), ("Last-Modified", lastModified), ("Accept-Ranges", "bytes"),
-                       ("Content-Type", "application/octet-stream")]
-        if let match = request.headers["If-None-Match"].first, match == etag || match == "*" {
-            return Reply(status: .notModified, headers: [("ETag", etag), ("Last-Modified", lastModified)])
+        let validators = request.query["validators"] ?? "both"
+        let etag: String? = switch validators {
+        case "weak": "W/" + strongTag
+        case "last_modified", "none": nil
+        default: strongTag
+        }
+        let lastModified: String? = validators == "none" ? nil : Self.lastModified
+        var validatorHeaders: [(String, String)] = [("Date", httpDate(Date()))]
+        if let etag { validatorHeaders.append(("ETag", etag)) }
+        if let lastModified { validatorHeaders.append(("Last-Modified", lastModified)) }
+        var headers = validatorHeaders + [("Accept-Ranges", "bytes"), ("Content-Type", "application/octet-stream")]
+        // If-None-Match compares weakly (RFC 9110 §13.1.2).
+        if let match = request.headers["If-None-Match"].first, let etag,
+           match == "*" || match.replacingOccurrences(of: "W/", with: "") == etag.replacingOccurrences(of: "W/", with: "") {
+            return Reply(status: .notModified, headers: validatorHeaders)
         }
         var range: Range<Int> = 0..<size
         var status = HTTPResponseStatus.ok
         let ignoreRange = request.query["ignore_range"] == "1"
         if !ignoreRange, let header = request.headers["Range"].first {
+            // If-Range compares strongly (§13.1.5): a weak tag never matches.
             let ifRange = request.headers["If-Range"].first
-            let validatorMatches = ifRange == nil || ifRange == etag || ifRange == lastModified
+            let validatorMatches = ifRange == nil || (ifRange == etag && !(ifRange?.hasPrefix("W/") ?? false))
+                || (ifRange != nil && ifRange == lastModified)
             if validatorMatches, let (start, end) = parseRange(header, size: size) {
                 guard start < size else {
-                    return Reply(status: .rangeNotSatisfiable, headers: [("Content-Range", "bytes */\(size)"), ("ETag", etag)])
+                    return Reply(status: .rangeNotSatisfiable, headers: [("Content-Range", "bytes */\(size)")] + validatorHeaders)
                 }
                 range = start..<min(end + 1, size)
                 status = .partialContent

@@ -61,32 +61,48 @@ public final class DownloadSink: ResponseSink {
     /// that it asked.
     public func handles(status: Int) -> Bool { status == 304 || status == 416 }
 
+    /// The record belongs to the destination, whatever URL the job has today (a re-signed or
+    /// rotated link to the same file): with a strong validator the `.part` resumes with `Range` and
+    /// `If-Range`, and the server's `200` or `206` decides; without one, a different URL starts over
+    /// (`url_changed`), the same URL asks for the whole file again.
     public func prepare(_ request: BuiltRequest, attempt: Int) async throws -> BuiltRequest {
         var request = request
+        // Ranges count the stored bytes, so no content coding (without Accept-Encoding any would do, RFC 9110 §12.5.3).
+        request.headers.update(name: "Accept-Encoding", value: "identity")
         let url = redactor.redact(request.url.absoluteString)
         let record = resumes ? try? store?.download(at: destination) : nil
         let partSize = FileIO.size(partPath) ?? 0
         let finished = FileManager.default.fileExists(atPath: destination)
-        state.withLock { s in
+        let urlChanged = state.withLock { s -> Bool in
             s.url = url
-            s.record = record?.url == url ? record : nil
+            s.record = record
             s.rangeStart = nil
             s.conditional = false
             s.partIsComplete = false
             s.upToDate = false
-            guard let record = s.record else { return }
+            guard let record else { return false }
+            let sameURL = record.url == url
             if record.completed, finished, partSize == 0 {
+                // Is the finished file current? From another URL, only an entity tag vouches for the same file.
                 if let etag = record.etag {
                     request.headers.update(name: "If-None-Match", value: etag)
-                } else if let lastModified = record.lastModified {
+                } else if sameURL, let lastModified = record.lastModified {
                     request.headers.update(name: "If-Modified-Since", value: lastModified)
                 }
-                s.conditional = record.etag != nil || record.lastModified != nil
-            } else if partSize > 0, let validator = record.etag ?? record.lastModified {
+                s.conditional = request.headers["If-None-Match"] != nil || request.headers["If-Modified-Since"] != nil
+            } else if partSize > 0, let validator = record.rangeValidator {
                 request.headers.update(name: "Range", value: "bytes=\(partSize)-")
                 request.headers.update(name: "If-Range", value: validator)
                 s.rangeStart = partSize
+            } else if partSize > 0, !sameURL {
+                s.record = nil
+                return true
             }
+            return false
+        }
+        if urlChanged {
+            // Nothing shows the file at the new URL is the one the `.part` holds the start of.
+            try restart(offset: partSize, reason: "url_changed")
         }
         return request
     }
@@ -109,27 +125,28 @@ public final class DownloadSink: ResponseSink {
                 }
                 return
             }
-            try restart(offset: rangeStart, reason: "the server cannot serve the rest (416) and the partial file is not the recorded size")
+            try restart(offset: rangeStart, reason: "not_satisfiable")  // 416, and the .part is not the recorded size
             throw FetchError(.truncated, "HTTP 416 for bytes from \(rangeStart); starting over", status: 416)
         case 206:
             guard let rangeStart else { throw FetchError(.status, "HTTP 206 to a request without a range", status: 206) }
             guard let range = Self.contentRange(head.headers["Content-Range"]), range.start == rangeStart else {
-                try restart(offset: rangeStart, reason: "Content-Range does not start at the partial file's end")
+                try restart(offset: rangeStart, reason: "range_mismatch")  // Content-Range doesn't start at the .part's end
                 throw FetchError(.truncated, "Content-Range '\(head.headers["Content-Range"] ?? "")' does not start at \(rangeStart); starting over", status: 206)
             }
             try openPart(truncating: false, offset: rangeStart, total: range.total)
             monitor?.downloadDidResume(job: job, offset: rangeStart)
         default:
             if let rangeStart {
-                let changed = record?.etag != nil && head.headers["ETag"] != nil && record?.etag != head.headers["ETag"]
-                monitor?.downloadDidRestart(job: job, offset: rangeStart,
-                                            reason: changed ? "the file changed on the server (200)" : "the server ignored the range (200)")
+                // A 200 to `If-Range`: the file changed, unless it still has the validator we sent (the server ignores ranges).
+                let sent = record?.rangeValidator
+                let same = sent != nil && (head.headers["ETag"] == sent || (head.headers["ETag"] == nil && head.headers["Last-Modified"] == sent))
+                monitor?.downloadDidRestart(job: job, offset: rangeStart, reason: same ? "range_ignored" : "changed")
             }
             try openPart(truncating: true, offset: 0, total: head.expectedLength)
         }
         let fresh = state.withLock { s in
             DownloadRecord(destination: destination, url: s.url, etag: head.headers["ETag"], lastModified: head.headers["Last-Modified"],
-                           totalLength: s.expectedTotal)
+                           date: head.headers["Date"], totalLength: s.expectedTotal)
         }
         state.withLock { $0.record = fresh }
         try store?.saveDownload(fresh)

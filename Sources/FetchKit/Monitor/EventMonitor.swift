@@ -32,7 +32,11 @@ public protocol EventMonitor: Sendable {
 
     /// A download continues from `offset` bytes already on disk: `download.resumed`.
     func downloadDidResume(job: String?, offset: Int64)
-    /// A download starts over from zero: `download.restarted`.
+    /// A download starts over from zero: `download.restarted`. `reason` is a stable code:
+    /// `changed` (a `200` to `If-Range`: the file is not the one the `.part` began), `range_ignored`
+    /// (a `200` with the same validator), `url_changed` (another URL and no strong validator),
+    /// `range_mismatch` (a `Content-Range` that doesn't start at the `.part`'s end),
+    /// `not_satisfiable` (a `416` and a `.part` that isn't the recorded length).
     func downloadDidRestart(job: String?, offset: Int64, reason: String)
     /// A finished download matched its checksum: `download.verified`.
     func downloadDidVerify(job: String?, algorithm: String, digest: String, bytes: Int64)

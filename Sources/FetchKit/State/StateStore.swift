@@ -71,6 +71,10 @@ public final class StateStore: Sendable {
                 t.column("updated_at", .double).notNull()
             }
         }
+        migrator.registerMigration("v2: downloads.date") { db in
+            // The response's Date: with it a Last-Modified can be a strong validator (RFC 9110 §8.8.2.2).
+            try db.alter(table: "downloads") { t in t.add(column: "date", .text) }
+        }
         return migrator
     }
 
@@ -159,12 +163,12 @@ public final class StateStore: Sendable {
     public func saveDownload(_ record: DownloadRecord) throws {
         try write { db in
             try db.execute(sql: """
-                INSERT INTO downloads (destination, url, etag, last_modified, total_length, completed, checksum, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO downloads (destination, url, etag, last_modified, date, total_length, completed, checksum, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(destination) DO UPDATE SET url = excluded.url, etag = excluded.etag,
-                  last_modified = excluded.last_modified, total_length = excluded.total_length,
+                  last_modified = excluded.last_modified, date = excluded.date, total_length = excluded.total_length,
                   completed = excluded.completed, checksum = excluded.checksum, updated_at = excluded.updated_at
-                """, arguments: [record.destination, record.url, record.etag, record.lastModified, record.totalLength,
+                """, arguments: [record.destination, record.url, record.etag, record.lastModified, record.date, record.totalLength,
                                  record.completed, record.checksum, Date().timeIntervalSince1970])
         }
     }
@@ -245,20 +249,34 @@ public struct DownloadRecord: Sendable, Equatable {
     public var url: String
     public var etag: String?
     public var lastModified: String?
+    /// The response's `Date`, which can make `lastModified` a strong validator.
+    public var date: String?
     public var totalLength: Int64?
     public var completed: Bool
     /// `sha256:<hex>` of the finished file, when a checksum was verified.
     public var checksum: String?
 
-    public init(destination: String, url: String, etag: String? = nil, lastModified: String? = nil, totalLength: Int64? = nil,
-                completed: Bool = false, checksum: String? = nil) {
+    public init(destination: String, url: String, etag: String? = nil, lastModified: String? = nil, date: String? = nil,
+                totalLength: Int64? = nil, completed: Bool = false, checksum: String? = nil) {
         self.destination = destination
         self.url = url
         self.etag = etag
         self.lastModified = lastModified
+        self.date = date
         self.totalLength = totalLength
         self.completed = completed
         self.checksum = checksum
+    }
+
+    /// The validator an `If-Range` may carry (RFC 9110 §13.1.5): a strong entity tag; or, for a
+    /// response without one, a `Last-Modified` that §8.8.2.2 lets a client treat as strong — the
+    /// same server's `Date` at least a second later. Nil otherwise: a weak entity tag is never sent
+    /// (`If-Range` compares strongly), and then neither is the date.
+    public var rangeValidator: String? {
+        if let etag { return etag.hasPrefix("W/") ? nil : etag }
+        guard let lastModified, let modified = HTTPDate.parse(lastModified), let date = date.flatMap(HTTPDate.parse),
+              date.timeIntervalSince(modified) >= 1 else { return nil }
+        return lastModified
     }
 
     init(_ row: Row) {
@@ -266,6 +284,7 @@ public struct DownloadRecord: Sendable, Equatable {
         url = row["url"]
         etag = row["etag"]
         lastModified = row["last_modified"]
+        date = row["date"]
         totalLength = row["total_length"]
         completed = row["completed"]
         checksum = row["checksum"]

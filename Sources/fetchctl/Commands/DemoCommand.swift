@@ -12,7 +12,8 @@ struct DemoCommand: AsyncParsableCommand {
         examples/quickstart/jobs.yaml: a flaky endpoint recovering through retries, a 429 with
         Retry-After, concurrent saves, a streamed download that is cut off once and resumed, and the
         response cache (a fresh answer served without a request, a 304 revalidation), with live
-        progress and a summary.
+        progress and a summary. Each demo starts fresh: its state (download records, the response
+        cache) lives in a temporary directory removed afterwards.
         Results land in examples/quickstart/out/.
 
         Examples:
@@ -38,12 +39,17 @@ struct DemoCommand: AsyncParsableCommand {
         let server = try await TestServer.start()
         let stderr = LogWriter.standardError
         stderr.write("fetchctl demo: test server on \(server.baseURL); running \(jobsFile)\n")
+        // A state directory of its own, removed afterwards: every demo starts fresh (no recorded
+        // download makes the archive up to date, no stored response turns the misses into hits).
+        let state = try TemporaryDirectory.make(prefix: "fetchctl-demo")
         var invocation = RunInvocation(jobsFile: jobsFile)
+        invocation.stateDir = state
         invocation.environment["QUICKSTART_URL"] = server.baseURL
         invocation.logFormat = logFormat
         invocation.progress = progress
         let status = await invocation.perform(stdout: .standardOutput, stderr: stderr)
         try? await server.shutdown()
+        try? FileManager.default.removeItem(atPath: state)
         if status == .success {
             stderr.write("Results: \(URL(fileURLWithPath: jobsFile).deletingLastPathComponent().appendingPathComponent("out").path)/\n")
             stderr.flush()
