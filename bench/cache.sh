@@ -4,8 +4,9 @@
 #   bench/cache.sh [RUNS]
 #
 # 1. 2,000 × 16 KiB from nginx (fresh for an hour: Cache-Control max-age=3600), concurrency 16:
-#    a cold run with the cache on (fetchctl's default) and with it off, then a warm rerun with fresh
-#    entries, which must send no request (nginx's access log is counted); the bytes the cache wrote.
+#    a cold run with the cache on (fetchctl's default), one with it off, and a warm rerun with fresh
+#    entries, which must send no request (nginx's access log is counted), in turn round after round
+#    (bench/interleave.py); the bytes the cache wrote.
 # 2. The cost of one hit in a warm process: fetchctl's Session (bench/cache-hit) next to
 #    requests-cache's and hishel's hit loops (bench/cache_peers.py), same URL, same server.
 # 3. A cron-style process that serves one job from the cache, whole process timed by hyperfine,
@@ -78,23 +79,30 @@ YAML
 jobs "$work/on.yaml" "$work/state-on" ""
 jobs "$work/off.yaml" "$work/state-off" ", cache: {policy: reload, behavior: do_not_cache}"
 check="test \$(ls $work/out | wc -l) = 2000 && test \$(du -sb $work/out | cut -f1) = \$(du -sb $work/www/s16k | cut -f1)"
+# Before each run, the previous run's outputs are checked (every file there, every byte).
+verify="if [ -d $work/out ]; then $check; fi"
 
-echo "== 1. 2,000 × 16 KiB, concurrency 16: cold with the cache on and off, interleaved"
-hyperfine --warmup 1 --runs "$runs" --style basic --export-json "$results/cache-cold.json" \
-  --prepare "rm -rf $work/out $work/state-on $work/state-off" --cleanup "$check" \
-  -n "cold, cache on" "$bin run $work/on.yaml" \
-  -n "cold, cache off" "$bin run $work/off.yaml"
-rm -rf "$work/out" "$work/state-on"; "$bin" run "$work/on.yaml" 2>/dev/null
-echo "bytes the cache wrote: $(du -sb "$work/state-on/cache" | cut -f1) (bodies $(du -sb "$work/state-on/cache/bodies" | cut -f1), index $(du -cb "$work/state-on/cache"/index.sqlite* | tail -1 | cut -f1))" \
-  | tee "$results/cache-bytes.txt"
-
-echo "== warm rerun (entries fresh), outputs deleted before each run"
+echo "== 1. 2,000 × 16 KiB, concurrency 16: cold with the cache on, cache off, and a warm rerun, in turn"
+# In turn, round after round (bench/interleave.py): on a shared VM whose speed drifts, hyperfine's
+# all-of-one-then-the-other let the drift decide the ratio.
 before="$(wc -l < "$work/nginx/fresh.log")"
-hyperfine --warmup 1 --runs "$runs" --style basic --export-json "$results/cache-warm.json" \
-  --prepare "rm -rf $work/out" --cleanup "$check" \
-  -n "warm, cache on" "$bin run $work/on.yaml"
+python3 bench/interleave.py "$runs" "$results/cache-runs.json" \
+  "cold, cache on" "$verify; rm -rf $work/out $work/state-on" "$bin run $work/on.yaml" \
+  "cold, cache off" "$verify; rm -rf $work/out $work/state-off" "$bin run $work/off.yaml" \
+  "warm, cache on" "$verify; rm -rf $work/out" "$bin run $work/on.yaml"
 after="$(wc -l < "$work/nginx/fresh.log")"
-echo "requests sent by $((runs + 1)) warm runs: $((after - before))" | tee "$results/cache-warm-requests.txt"
+# Each round's two cold runs send 2,000 requests each; the warm runs must send none.
+sent=$((after - before)); cold=$((4000 * (runs + 1)))
+echo "requests sent by the $((runs + 1)) warm runs: $((sent - cold)) (all runs: $sent, the cold runs' 2 × 2,000 a round: $cold)" \
+  | tee "$results/cache-warm-requests.txt"
+eval "$check"
+rm -rf "$work/out" "$work/state-on"; "$bin" run "$work/on.yaml" 2>/dev/null
+# A saved body is a hard link to the job's file (nothing written again); a copy has one link.
+sizes() { find "$work/state-on/cache/bodies" -type f "$@" -printf '%s\n' | awk '{s += $1} END {print s + 0}'; }
+index_bytes="$(du -cb "$work/state-on/cache"/index.sqlite* | tail -1 | cut -f1)"
+copied="$(sizes -links 1)"; linked="$(sizes -links +1)"
+echo "bytes the cache wrote: $((index_bytes + copied)) (index and WAL $index_bytes, bodies copied $copied); bodies linked to the saved files, not written again: $linked" \
+  | tee "$results/cache-bytes.txt"
 
 echo "== 2. one hit in a warm process (µs, median of 5 processes of 5,000 hits each)"
 url="$base/fresh/0.bin"
