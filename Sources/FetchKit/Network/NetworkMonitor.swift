@@ -1,0 +1,165 @@
+import Foundation
+import NIOCore
+import NIOPosix
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Tells when the network comes and goes, after Alamofire's `NetworkReachabilityManager`: on Linux
+/// it listens on a route netlink socket (links, IPv4 and IPv6 addresses and routes) and calls the
+/// network reachable when a link that is up carries a default route — or, for a given address, a
+/// route that covers it.
+///
+/// Use it to know *when to try again*, never to decide *whether to send*: a request is always
+/// sent, and only when it fails with a network-class error does the monitor's verdict say whether to
+/// wait for the network rather than spend a retry (that is what the runner does). No polling and no
+/// thread of its own: the socket is read on an event loop as the kernel writes to it.
+///
+/// ```swift
+/// let monitor = try await NetworkMonitor.start()
+/// monitor.onChange { status in print("network:", status) }
+/// if monitor.status == .notReachable { await monitor.waitUntilReachable() }
+/// await monitor.stop()
+/// ```
+public final class NetworkMonitor: Sendable {
+    public enum Status: String, Sendable {
+        case reachable
+        case notReachable = "not_reachable"
+    }
+
+    private let state: LockedBox<Inner>
+    private let channel: (any Channel)?
+
+    fileprivate struct Inner {
+        var network = NetworkState()
+        var status: Status = .notReachable
+        var listeners: [Int: @Sendable (Status) -> Void] = [:]
+        var nextListener = 0
+        var waiting: [CheckedContinuation<Void, Never>] = []
+    }
+
+    /// A monitor fed by hand (tests, or a program with its own source of network events).
+    init(state network: NetworkState) {
+        state = LockedBox(Inner(network: network, status: network.isReachable() ? .reachable : .notReachable))
+        channel = nil
+    }
+
+    private init(state network: NetworkState, channel: any Channel, box: LockedBox<Inner>) {
+        state = box
+        self.channel = channel
+    }
+
+    /// Opens the netlink socket, reads the kernel's current links and routes, and listens for
+    /// changes on one of `group`'s event loops. Throws when the socket can't be opened (a sandbox
+    /// without netlink): the caller then goes without a monitor.
+    public static func start(on group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> NetworkMonitor {
+        let fd = try NetlinkSocket.open()
+        let initial: NetworkState
+        do {
+            initial = try NetlinkSocket.dumpState(fd)
+        } catch {
+            Glibc.close(fd)
+            throw error
+        }
+        let box = LockedBox(Inner(network: initial, status: initial.isReachable() ? .reachable : .notReachable))
+        let handler = NetlinkHandler(box: box)
+        let channel = try await NIOPipeBootstrap(group: group)
+            .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 1 << 16))
+            .channelInitializer { channel in channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(handler) } }
+            .takingOwnershipOfDescriptor(input: fd)
+            .get()
+        return NetworkMonitor(state: initial, channel: channel, box: box)
+    }
+
+    /// Whether any destination is reachable (a link that is up with a default route).
+    public var status: Status { state.withLock { $0.status } }
+
+    /// Whether `host` can be reached: for an IP address, a route through a link that is up covers
+    /// it; for a name (which would need DNS to place), the default-route answer (`status`).
+    public func isReachable(host: String) -> Bool {
+        let network = state.withLock { $0.network }
+        if let address = Self.address(host) { return network.isReachable(address) }
+        return network.isReachable()
+    }
+
+    /// Calls `listener` on every change of `status` (from an event loop). Returns a token for `removeListener`.
+    @discardableResult
+    public func onChange(_ listener: @escaping @Sendable (Status) -> Void) -> Int {
+        state.withLock { s in
+            s.nextListener += 1
+            s.listeners[s.nextListener] = listener
+            return s.nextListener
+        }
+    }
+
+    public func removeListener(_ token: Int) {
+        state.withLock { s in s.listeners[token] = nil }
+    }
+
+    /// Returns once `status` is `.reachable` (at once if it is).
+    public func waitUntilReachable() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { s -> Bool in
+                if s.status == .reachable { return true }
+                s.waiting.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    /// Tasks in `waitUntilReachable` now.
+    var waiters: Int { state.withLock { $0.waiting.count } }
+
+    /// Stops listening; waiters are released.
+    public func stop() async {
+        try? await channel?.close()
+        let waiting = state.withLock { s in
+            defer { s.waiting = [] }
+            return s.waiting
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+
+    /// Applies kernel events (from the socket, or a test) and tells listeners about a change.
+    func apply(_ events: [Netlink.Event]) {
+        Self.apply(events, to: state)
+    }
+
+    fileprivate static func apply(_ events: [Netlink.Event], to box: LockedBox<Inner>) {
+        let (changed, listeners, waiting) = box.withLock { s -> (Status?, [@Sendable (Status) -> Void], [CheckedContinuation<Void, Never>]) in
+            for event in events { s.network.apply(event) }
+            let status: Status = s.network.isReachable() ? .reachable : .notReachable
+            guard status != s.status else { return (nil, [], []) }
+            s.status = status
+            let waiting = status == .reachable ? s.waiting : []
+            if status == .reachable { s.waiting = [] }
+            return (status, Array(s.listeners.values), waiting)
+        }
+        guard let changed else { return }
+        for listener in listeners { listener(changed) }
+        for continuation in waiting { continuation.resume() }
+    }
+
+    /// `host` as 4 or 16 address bytes when it is an IP literal (brackets allowed).
+    static func address(_ host: String) -> [UInt8]? {
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        var v4 = in_addr()
+        if inet_pton(AF_INET, bare, &v4) == 1 { return withUnsafeBytes(of: &v4) { Array($0) } }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, bare, &v6) == 1 { return withUnsafeBytes(of: &v6) { Array($0) } }
+        return nil
+    }
+
+    private final class NetlinkHandler: ChannelInboundHandler, Sendable {
+        typealias InboundIn = ByteBuffer
+        private let box: LockedBox<Inner>
+        init(box: LockedBox<Inner>) { self.box = box }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            var buffer = unwrapInboundIn(data)
+            let bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
+            NetworkMonitor.apply(Netlink.events(in: bytes), to: box)
+        }
+    }
+}
