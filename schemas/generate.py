@@ -635,6 +635,13 @@ settings_props = {
 }
 settings_props.update(behaviour_properties())
 settings_props["cache"] = ref("settings_cache", "Response cache policy for every job, and the store's size and place.")
+DEFS["settings_network"] = obj(
+    "Network outages: when a request fails because the network is gone (no route, network down, a temporary DNS failure, a connect timeout) and the network monitor confirms it, the job waits for the network instead of spending a retry.",
+    {
+        "max_wait": ref("duration", "How long jobs wait for the network, counted from when it was lost; past it they fail with the code offline, .part files are kept, and the run exits 75. Default 5m."),
+    },
+)
+settings_props["network"] = ref("settings_network", "Waiting out network outages.")
 DEFS["settings"] = obj(
     "Run settings, and behaviour for every job (the outermost configurable layer).",
     settings_props,

@@ -8,7 +8,8 @@ public enum ExitStatus: Int32, Sendable {
     case invalidConfig = 2
     /// Bad command line (sysexits' EX_USAGE).
     case usage = 64
-    /// Another run holds the state directory's lock (EX_TEMPFAIL).
+    /// Try again later (EX_TEMPFAIL): another run holds the state directory's lock, or the network
+    /// stayed down past `network.max_wait`.
     case locked = 75
     case interrupted = 130
     case terminated = 143

@@ -132,12 +132,21 @@ public struct RunInvocation: Sendable {
             problems.report(CacheProblem(path: cacheDirectory, message: "running without the response cache: \(error)"))
         }
 
-        let options = Runner.Options(concurrency: concurrency, failFast: failFast, maxTime: maxTime, stateStore: store, resumes: !noResume,
+        var options = Runner.Options(concurrency: concurrency, failFast: failFast, maxTime: maxTime, stateStore: store, resumes: !noResume,
                                      responseCache: cache, offline: offline)
+        // Outages are waited out with the network monitor; without netlink, retries alone meet them.
+        if !offline {
+            do {
+                options.networkMonitor = try await NetworkMonitor.start()
+            } catch {
+                options.networkProblem = "no network monitor, outages are retried as usual: \((error as? FetchError)?.message ?? "\(error)")"
+            }
+        }
         let runner = Runner(config: config, plan: plan, options: options, monitors: monitors)
         let task = Task { await runner.run() }
         let trap = SignalTrap { _ in task.cancel() }
         let summary = await task.value
+        await options.networkMonitor?.stop()
         let status = trap.exitStatus ?? summary.exitStatus
         await cache?.finishRun(id: summary.runID, maxSize: settings(config).cacheMaxSize)
         if let store {

@@ -171,7 +171,10 @@ public final class SQLiteResponseCache: ResponseCache {
     private static func openLookups(_ path: String) throws -> DatabaseQueue {
         var configuration = Configuration()
         configuration.readonly = true
-        configuration.busyMode = .timeout(10)
+        // Lookups run on the caller's thread (an event loop): never wait for a lock there. A WAL
+        // reader is refused only while another process recovers or truncates the WAL; that lookup
+        // is then a miss.
+        configuration.busyMode = .immediateError
         // Room for a large index's pages: SQLite keeps them between lookups while nothing is written,
         // and reading a page again costs a system call (a warm run read ~5 per lookup with the default 2 MiB).
         configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA cache_size = -32768") }

@@ -34,6 +34,9 @@ public struct CompositeEventMonitor: EventMonitor {
         for m in monitors { m.downloadDidVerify(job: job, algorithm: algorithm, digest: digest, bytes: bytes) }
     }
     public func responseCacheDidReport(_ problem: CacheProblem) { for m in monitors { m.responseCacheDidReport(problem) } }
+    public func networkWasLost() { for m in monitors { m.networkWasLost() } }
+    public func networkWasRestored(after down: Duration) { for m in monitors { m.networkWasRestored(after: down) } }
+    public func networkMonitorDidFail(_ message: String) { for m in monitors { m.networkMonitorDidFail(message) } }
     public func runDidStart(_ run: RunInfo) { for m in monitors { m.runDidStart(run) } }
     public func jobDidStart(_ job: String) { for m in monitors { m.jobDidStart(job) } }
     public func jobDidFinish(_ result: JobResult) { for m in monitors { m.jobDidFinish(result) } }

@@ -46,6 +46,16 @@ public protocol EventMonitor: Sendable {
     /// The response cache met a problem and worked around it (the entry was skipped): `cache.warning`.
     func responseCacheDidReport(_ problem: CacheProblem)
 
+    // MARK: Network
+
+    /// The network monitor lost the network during a run: `network.lost`.
+    func networkWasLost()
+    /// It came back after `down`: `network.restored` with `down_ms`.
+    func networkWasRestored(after down: Duration)
+    /// The network monitor could not start (no netlink socket): `network.warning`; outages are then
+    /// met with the ordinary retries.
+    func networkMonitorDidFail(_ message: String)
+
     // MARK: Runs
 
     func runDidStart(_ run: RunInfo)
@@ -69,6 +79,9 @@ extension EventMonitor {
     public func downloadDidRestart(job: String?, offset: Int64, reason: String) {}
     public func downloadDidVerify(job: String?, algorithm: String, digest: String, bytes: Int64) {}
     public func responseCacheDidReport(_ problem: CacheProblem) {}
+    public func networkWasLost() {}
+    public func networkWasRestored(after down: Duration) {}
+    public func networkMonitorDidFail(_ message: String) {}
     public func runDidStart(_ run: RunInfo) {}
     public func jobDidStart(_ job: String) {}
     public func jobDidFinish(_ result: JobResult) {}

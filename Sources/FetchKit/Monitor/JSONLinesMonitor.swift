@@ -76,6 +76,22 @@ public final class JSONLinesMonitor: EventMonitor {
         emit(line)
     }
 
+    public func networkWasLost() {
+        emit(start("warn", "network.lost"))
+    }
+
+    public func networkWasRestored(after down: Duration) {
+        var line = start("info", "network.restored")
+        line.int("down_ms", down.milliseconds)
+        emit(line)
+    }
+
+    public func networkMonitorDidFail(_ message: String) {
+        var line = start("warn", "network.warning")
+        line.string("message", message)
+        emit(line)
+    }
+
     public func request(_ request: RequestInfo, didFailWithError error: FetchError) {
         var line = requestLine("warn", "request.failed", request)
         line.string("error", error.code.rawValue)

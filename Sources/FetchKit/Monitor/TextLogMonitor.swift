@@ -52,6 +52,18 @@ public final class TextLogMonitor: EventMonitor {
                                                                    ("error", hidden.code.rawValue), ("message", redactor.redact(hidden.message))])
     }
 
+    public func networkWasLost() {
+        line("warn", "network.lost", [])
+    }
+
+    public func networkWasRestored(after down: Duration) {
+        line("info", "network.restored", [("down_ms", "\(down.milliseconds)")])
+    }
+
+    public func networkMonitorDidFail(_ message: String) {
+        line("warn", "network.warning", [("message", message)])
+    }
+
     public func responseCacheDidReport(_ problem: CacheProblem) {
         line("warn", "cache.warning", [("path", redactor.redact(problem.path)), ("message", redactor.redact(problem.message))])
     }

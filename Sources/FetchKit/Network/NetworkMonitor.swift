@@ -36,6 +36,9 @@ public final class NetworkMonitor: Sendable {
         var listeners: [Int: @Sendable (Status) -> Void] = [:]
         var nextListener = 0
         var waiting: [CheckedContinuation<Void, Never>] = []
+        /// `nextChange()` callers, by id (removed when cancelled).
+        var changeWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        var nextChangeWaiter = 0
     }
 
     /// A monitor fed by hand (tests, or a program with its own source of network events).
@@ -53,13 +56,15 @@ public final class NetworkMonitor: Sendable {
     /// changes on one of `group`'s event loops. Throws when the socket can't be opened (a sandbox
     /// without netlink): the caller then goes without a monitor.
     public static func start(on group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> NetworkMonitor {
-        let fd = try NetlinkSocket.open()
-        let initial: NetworkState
-        do {
-            initial = try NetlinkSocket.dumpState(fd)
-        } catch {
-            Glibc.close(fd)
-            throw error
+        // The dumps block (briefly, with a deadline): on the thread pool, not a task's thread.
+        let (fd, initial) = try await NIOThreadPool.singleton.runIfActive { () throws -> (Int32, NetworkState) in
+            let fd = try NetlinkSocket.open()
+            do {
+                return (fd, try NetlinkSocket.dumpState(fd))
+            } catch {
+                Glibc.close(fd)
+                throw error
+            }
         }
         let box = LockedBox(Inner(network: initial, status: initial.isReachable() ? .reachable : .notReachable))
         let handler = NetlinkHandler(box: box)
@@ -108,6 +113,30 @@ public final class NetworkMonitor: Sendable {
         }
     }
 
+    /// Returns at the next change the kernel reports to any link or route (or when the calling task
+    /// is cancelled): for a caller that waits for one host's route rather than for `status`.
+    public func nextChange() async {
+        let id = state.withLock { s -> Int in
+            s.nextChangeWaiter += 1
+            return s.nextChangeWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let cancelled = state.withLock { s -> Bool in
+                    if Task.isCancelled { return true }
+                    s.changeWaiters[id] = continuation
+                    return false
+                }
+                if cancelled { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { s in s.changeWaiters.removeValue(forKey: id) }?.resume()
+        }
+    }
+
+    /// Tasks in `nextChange` now.
+    var changeWaiters: Int { state.withLock { $0.changeWaiters.count } }
+
     /// Tasks in `waitUntilReachable` now.
     var waiters: Int { state.withLock { $0.waiting.count } }
 
@@ -128,17 +157,25 @@ public final class NetworkMonitor: Sendable {
 
     fileprivate static func apply(_ events: [Netlink.Event], to box: LockedBox<Inner>) {
         let (changed, listeners, waiting) = box.withLock { s -> (Status?, [@Sendable (Status) -> Void], [CheckedContinuation<Void, Never>]) in
+            let before = s.network
             for event in events { s.network.apply(event) }
+            var waiting: [CheckedContinuation<Void, Never>] = []
+            if s.network != before {
+                waiting = Array(s.changeWaiters.values)
+                s.changeWaiters = [:]
+            }
             let status: Status = s.network.isReachable() ? .reachable : .notReachable
-            guard status != s.status else { return (nil, [], []) }
+            guard status != s.status else { return (nil, [], waiting) }
             s.status = status
-            let waiting = status == .reachable ? s.waiting : []
-            if status == .reachable { s.waiting = [] }
+            if status == .reachable {
+                waiting += s.waiting
+                s.waiting = []
+            }
             return (status, Array(s.listeners.values), waiting)
         }
+        for continuation in waiting { continuation.resume() }
         guard let changed else { return }
         for listener in listeners { listener(changed) }
-        for continuation in waiting { continuation.resume() }
     }
 
     /// `host` as 4 or 16 address bytes when it is an IP literal (brackets allowed).

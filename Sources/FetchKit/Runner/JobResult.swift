@@ -79,7 +79,10 @@ public struct RunSummary: Sendable {
     public var failures: [JobResult] { results.filter { $0.outcome == .failed } }
 
     /// 0 when every job succeeded (or was up to date), 1 otherwise; interruption is the caller's to map.
+    /// 0 when every job succeeded; 75 (try again later, as for a held lock) when a job failed
+    /// because the network stayed down past `network.max_wait`; 1 otherwise.
     public var exitStatus: ExitStatus {
-        results.allSatisfy(\.isSuccess) && stop == nil ? .success : .jobsFailed
+        if results.allSatisfy(\.isSuccess) && stop == nil { return .success }
+        return results.contains { $0.error?.code == .offline } ? .locked : .jobsFailed
     }
 }

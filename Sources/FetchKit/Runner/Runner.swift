@@ -22,6 +22,10 @@ public final class Runner: Sendable {
         public var responseCache: (any ResponseCache)?
         /// `--offline`: every job from the cache only; nothing is sent.
         public var offline: Bool
+        /// Tells when the network comes back (`NetworkMonitor`); nil meets outages with retries alone.
+        public var networkMonitor: NetworkMonitor?
+        /// Why there is no network monitor, logged as `network.warning` once the run has started.
+        public var networkProblem: String?
 
         public init(concurrency: Int? = nil, failFast: Bool = false, maxTime: Duration? = nil, runID: String? = nil,
                     stateStore: StateStore? = nil, resumes: Bool = true, responseCache: (any ResponseCache)? = nil, offline: Bool = false) {
@@ -60,13 +64,17 @@ public final class Runner: Sendable {
     public func run() async -> RunSummary {
         let runID = options.runID ?? Self.makeRunID()
         let started = ContinuousClock.now
+        let waiter = options.networkMonitor.map { NetworkWaiter(monitor: $0, maxWait: settings.networkMaxWait, events: monitor) }
         let session = Session(configuration: Session.Configuration(
             perHost: settings.perHost, rateLimits: settings.rateLimits,
             connectTimeout: settings.behaviour.timeout.connect ?? TransportTimeouts.defaults.connect,
-            redactor: config.redactor), transport: transport, eventMonitors: [monitor], cache: options.responseCache)
+            redactor: config.redactor), transport: transport, eventMonitors: [monitor], cache: options.responseCache, networkWaiter: waiter)
         let jobs = JobContext(runner: self, session: session)
         monitor.runDidStart(RunInfo(id: runID, jobs: plan.jobs.count, concurrency: concurrency))
+        if let problem = options.networkProblem { monitor.networkMonitorDidFail(problem) }
+        waiter?.start()
         let (results, stop) = await schedule(jobs)
+        waiter?.stop()
         try? await session.shutdown()
         let ordered = plan.jobs.compactMap { results[$0.id] }
         let summary = RunSummary(runID: runID, results: ordered, duration: .now - started, stop: stop)

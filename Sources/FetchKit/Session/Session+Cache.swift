@@ -52,6 +52,10 @@ extension Session {
                        info: RequestInfo, options: RequestOptions, cache: any ResponseCache, sink: some ResponseSink,
                        started: ContinuousClock.Instant) async throws -> Response {
         var request = initial
+        var options = options
+        // During an outage a stored response that may stand in for a failure is served at once.
+        let outage = FetchError(.connection, "the network is down")
+        options.hasStaleFallback = fallback.map { lookup.mayServeStale($0, after: outage, now: Date()) } ?? false
         if let revalidating { lookup.addConditions(from: revalidating, to: &request) }
         let caching = CachingSink(inner: sink, cache: cache, lookup: lookup, revalidating: revalidating, monitor: eventMonitor)
         let response: Response

@@ -40,6 +40,8 @@ public final class Session: Sendable {
     /// Where `GET`/`HEAD` responses are looked up and stored for requests whose options ask for it
     /// (`RequestOptions.cache`); nil sends every request.
     public let responseCache: (any ResponseCache)?
+    /// Waits out network outages (see `NetworkWaiter`); nil meets them with the retry policy alone.
+    public let networkWaiter: NetworkWaiter?
     let hosts: HostLimiter
     let rates: RateLimiter
     private let ownsTransport: Bool
@@ -50,9 +52,10 @@ public final class Session: Sendable {
     ///   - cache: the response cache (`SQLiteResponseCache`); nil caches nothing.
     public init(configuration: Configuration = Configuration(), transport: (any HTTPTransport)? = nil,
                 interceptor: (any RequestInterceptor)? = nil, eventMonitors: [any EventMonitor] = [],
-                cache: (any ResponseCache)? = nil) {
+                cache: (any ResponseCache)? = nil, networkWaiter: NetworkWaiter? = nil) {
         self.configuration = configuration
         responseCache = cache
+        self.networkWaiter = networkWaiter
         self.transport = transport ?? AsyncHTTPClientTransport(perHost: configuration.perHost, connectTimeout: configuration.connectTimeout)
         ownsTransport = transport == nil
         self.interceptor = interceptor
@@ -129,6 +132,26 @@ public final class Session: Sendable {
                 throw withAttempts(cancelled, state)
             }
             eventMonitor.request(info(state, url: url), didFailWithError: failure)
+            // An outage's failure while the monitor says the network is gone: wait for it, then send
+            // again without counting a retry; past max_wait, `offline`.
+            if failure.isNetworkDown, let waiter = networkWaiter {
+                switch await waiter.decide(after: failure, host: url.host ?? "", hasFallback: options.hasStaleFallback) {
+                case .resend:
+                    state.response = nil
+                    continue
+                case .giveUp:
+                    var offline = FetchError(.offline, "the network has been down longer than network.max_wait (\(waiter.maxWait)); last error: "
+                                             + "\(failure.code.rawValue): \(failure.message)", url: failure.url ?? redactor.redact(url.absoluteString))
+                    offline.attempts = state.attempt
+                    eventMonitor.requestDidFinish(info(state, url: url), error: offline)
+                    throw offline
+                case .failNow:
+                    eventMonitor.requestDidFinish(info(state, url: url), error: failure)
+                    throw failure
+                case .retry:
+                    break
+                }
+            }
             let delay: Duration
             let chain = Interceptor(adapters: [], retriers: interceptors + [options.retryPolicy].compactMap { $0 })
             switch await chain.retry(state, dueTo: failure) {
@@ -215,6 +238,9 @@ public struct RequestOptions: Sendable {
     public var job: String?
     /// How the session's response cache is used; nil sends the request without consulting it.
     public var cache: RequestCacheOptions?
+    /// Set by the session for a request a stored response may stand in for (`stale_if_error`):
+    /// during an outage it fails at once rather than waiting for the network.
+    var hasStaleFallback = false
 
     public init(timeouts: TransportTimeouts = .defaults, tls: TLSOptions = TLSOptions(), validator: ResponseValidator = ResponseValidator(),
                 redirector: Redirector = .follow, retryPolicy: RetryPolicy? = RetryPolicy(),

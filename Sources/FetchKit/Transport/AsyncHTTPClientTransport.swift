@@ -129,8 +129,26 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
 
     // MARK: - Errors
 
-    /// Maps AsyncHTTPClient and NIO errors to stable codes.
+    /// Maps AsyncHTTPClient and NIO errors to stable codes, marking those a network outage causes.
     static func classify(_ error: Error, url: String, afterHead: Bool) -> FetchError {
+        var classified = classifyCode(error, url: url, afterHead: afterHead)
+        if !afterHead, isNetworkDown(error) { classified.isNetworkDown = true }
+        return classified
+    }
+
+    /// No route, network down, a temporary name resolution failure (EAI_AGAIN), a connect timeout:
+    /// what a request meets while the network is gone, as opposed to a refusal by a live server.
+    static func isNetworkDown(_ error: Error) -> Bool {
+        if let io = error as? IOError { return [ENETUNREACH, EHOSTUNREACH, ENETDOWN].contains(io.errnoCode) }
+        if let client = error as? HTTPClientError, client == .connectTimeout { return true }
+        if let channel = error as? ChannelError, case .connectTimeout = channel { return true }
+        // Wrapped errors (NIOConnectionError's per-address failures, resolver errors) by their text.
+        let text = String(describing: error)
+        return ["Network is unreachable", "No route to host", "Network is down", "Temporary failure in name resolution",
+                "(errno: 101)", "(errno: 113)", "(errno: 100)"].contains { text.contains($0) }
+    }
+
+    private static func classifyCode(_ error: Error, url: String, afterHead: Bool) -> FetchError {
         if let fetch = error as? FetchError { return fetch }
         if error is CancellationError { return FetchError(.cancelled, "cancelled", url: url) }
         if let client = error as? HTTPClientError {

@@ -26,6 +26,8 @@ public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
         /// The cache policy forbids the network (`--offline`, `return_cache_dont_load`,
         /// `only-if-cached`) and nothing usable is stored.
         case notCached = "not_cached"
+        /// The network was down longer than `settings.network.max_wait` (the run exits 75).
+        case offline
     }
 
     public var code: Code
@@ -36,6 +38,9 @@ public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
     public var status: Int?
     /// Attempts made before the request gave up (set by `Session`).
     public var attempts: Int?
+    /// The failure is the kind a network outage causes (no route, network down, a temporary DNS
+    /// failure, a connect timeout): the runner asks its `NetworkMonitor` before spending a retry.
+    public var isNetworkDown = false
 
     public init(_ code: Code, _ message: String, url: String? = nil, status: Int? = nil) {
         self.code = code

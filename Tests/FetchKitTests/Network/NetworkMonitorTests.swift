@@ -105,7 +105,7 @@ import Testing
         monitor.onChange { status in seen.withLock { $0.append(status) } }
         let waiter = Task { await monitor.waitUntilReachable() }
         // The waiter is registered before anything is reachable (a task may start late: wait for it).
-        while monitor.waiters == 0 { await Task.yield() }
+        while monitor.waiters == 0 { try? await Task.sleep(for: .milliseconds(5)) }
         for datagram in Self.recorded where !datagram.step.hasSuffix("dump") {
             monitor.apply(Netlink.events(in: datagram.bytes))
         }

@@ -9,9 +9,10 @@ import Testing
 /// Timing: the policy's chosen delays are checked exactly (from `request.retrying`); the server's
 /// request log shows each wait really happened (a gap of at least the delay). Upper bounds are loose
 /// (`slack`): the whole test suite, child processes included, shares two cores, and a loaded
-/// machine can hold a wake-up back by a second or more. They still tell a 300 ms wait from a 30 s one.
+/// machine can hold a wake-up back by a few seconds (all 270 tests start at once; nothing finishes
+/// in the first three). They still tell a 300 ms wait from a 30 s one.
 @Suite struct RetryPolicyTests {
-    static let slack = 2.5
+    static let slack = 5.0
 
     @Test func retriesUntilSuccessWithExponentialBackoff() async throws {
         let recorder = EventRecorder()
@@ -171,10 +172,10 @@ import Testing
             let started = ContinuousClock.now
             let options = RequestOptions(timeouts: TransportTimeouts(connect: .seconds(2), read: .milliseconds(300), total: nil),
                                          retryPolicy: .fast(scale: .milliseconds(10)))
-            let response = try await session.data(url(server, "/bytes/200000?seed=1&stall_after=1000&stall_ms=5000&key=stall&times=1"), options: options)
+            let response = try await session.data(url(server, "/bytes/200000?seed=1&stall_after=1000&stall_ms=12000&key=stall&times=1"), options: options)
             #expect(response.data.count == 200_000)
             #expect(recorder.events("request.failed").map(\.detail) == ["timeout"])
-            #expect(ContinuousClock.now - started < .seconds(4.5))  // the stall alone is 5 s
+            #expect(ContinuousClock.now - started < .seconds(9))  // the stall alone is 12 s
         }
     }
 

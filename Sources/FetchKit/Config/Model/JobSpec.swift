@@ -20,6 +20,9 @@ public struct Settings: Sendable, Equatable {
     public var cacheMaxSize: Int64 = 1 << 30
     /// `settings.cache.dir`: where the response cache lives; nil is `state_dir/cache`. Absolute.
     public var cacheDir: String?
+    /// `settings.network.max_wait`: how long jobs wait for a lost network (from `network.lost`)
+    /// before failing with `offline`. Default 5 minutes.
+    public var networkMaxWait: Duration = .seconds(300)
     /// The lowest layer of behaviour that config files set.
     public var behaviour = Behaviour()
 
@@ -31,7 +34,7 @@ public struct Settings: Sendable, Equatable {
     public static func == (lhs: Settings, rhs: Settings) -> Bool {
         lhs.concurrency == rhs.concurrency && lhs.perHost == rhs.perHost && lhs.outputDir == rhs.outputDir
             && lhs.stateDir == rhs.stateDir && lhs.failFast == rhs.failFast && lhs.behaviour == rhs.behaviour
-            && lhs.cacheMaxSize == rhs.cacheMaxSize && lhs.cacheDir == rhs.cacheDir
+            && lhs.cacheMaxSize == rhs.cacheMaxSize && lhs.cacheDir == rhs.cacheDir && lhs.networkMaxWait == rhs.networkMaxWait
             && lhs.rateLimits.map(\.host) == rhs.rateLimits.map(\.host) && lhs.rateLimits.map(\.rate) == rhs.rateLimits.map(\.rate)
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import Yams
 
 extension ConfigReader {
-    static let settingsKeys = ["concurrency", "per_host", "rate_limits", "output_dir", "state_dir", "fail_fast"] + BehaviourKeys.all
+    static let settingsKeys = ["concurrency", "per_host", "rate_limits", "output_dir", "state_dir", "fail_fast", "network"] + BehaviourKeys.all
     static let adHocOnlyKeys = ["method"] + RequestKeys.all
     static let jobKeys = ["id", "description", "route", "url", "params", "matrix", "needs", "save", "download", "save_headers", "checksum"]
         + adHocOnlyKeys + BehaviourKeys.all
@@ -18,6 +18,9 @@ extension ConfigReader {
         if let n = e["output_dir"], let path = string(n) { s.outputDir = resolvePath(path) }
         if let n = e["state_dir"], let path = string(n) { s.stateDir = resolvePath(path) }
         if let n = e["fail_fast"] { s.failFast = bool(n) ?? false }
+        if let n = e["network"], let network = mapping(n, allowed: ["max_wait"], what: "network") {
+            if let wait = network["max_wait"] { s.networkMaxWait = duration(wait) ?? s.networkMaxWait }
+        }
         s.behaviour = behaviour(e, inSettings: true)
         if let size = cacheStore.maxSize { s.cacheMaxSize = size }
         s.cacheDir = cacheStore.directory

@@ -1,0 +1,163 @@
+import Foundation
+import FetchKitTesting
+import NIOCore
+import Testing
+@testable import FetchKit
+
+/// Waiting out an outage: a monitor fed the netlink messages recorded from a real kernel (the
+/// default route removed and added back), the waiter's decisions, and a session whose requests
+/// meet the outage. The real link going down is `.ci/run`'s network-namespace test.
+@Suite struct NetworkWaiterTests {
+    /// A monitor in the state after `step` of the recording.
+    func monitor(at step: String) -> NetworkMonitor {
+        let monitor = NetworkMonitor(state: NetworkState())
+        feed(monitor, through: step)
+        return monitor
+    }
+
+    /// Applies the recorded (non-dump) datagrams after the monitor's current position up to `step`.
+    func feed(_ monitor: NetworkMonitor, from start: String? = nil, through step: String) {
+        let recorded = NetworkMonitorTests.recorded.filter { !$0.step.hasSuffix("dump") }
+        let first = start.map { s in recorded.firstIndex { $0.step == s }! } ?? 0
+        let last = recorded.lastIndex { $0.step == step }!
+        for datagram in recorded[first...last] { monitor.apply(Netlink.events(in: datagram.bytes)) }
+    }
+
+    static var outage: FetchError {
+        var error = FetchError(.connection, "connect(descriptor:addr:size:): Network is unreachable (errno: 101)", url: "http://10.9.9.9/x")
+        error.isNetworkDown = true
+        return error
+    }
+
+    @Test func anOrdinaryFailureIsTheRetryPolicysBusiness() async {
+        let waiter = NetworkWaiter(monitor: monitor(at: "default route deleted"), maxWait: .seconds(60), events: NetworkEvents())
+        #expect(await waiter.decide(after: FetchError(.connection, "connection refused"), host: "10.9.9.9") == .retry)
+    }
+
+    /// The monitor says the network is there and stays so for the settling time: an ordinary failure.
+    @Test func aFailureWhileReachableIsRetriedAsUsual() async {
+        let waiter = NetworkWaiter(monitor: monitor(at: "default route added"), maxWait: .seconds(60), events: NetworkEvents(),
+                                   settle: .milliseconds(50))
+        let started = ContinuousClock.now
+        #expect(await waiter.decide(after: Self.outage, host: "10.9.9.9") == .retry)
+        #expect(ContinuousClock.now - started >= .milliseconds(50))
+    }
+
+    /// The connect fails before the monitor hears of the outage; the news comes within the settling
+    /// time, the request waits, and goes again once the route is back.
+    @Test func theRequestWaitsForTheNetworkAndIsSentAgain() async throws {
+        let events = NetworkEvents()
+        let network = monitor(at: "default route added")
+        let waiter = NetworkWaiter(monitor: network, maxWait: .seconds(60), events: events, settle: .seconds(5))
+        waiter.start()
+        let decision = Task { await waiter.decide(after: Self.outage, host: "10.9.9.9") }
+        while network.changeWaiters == 0 { try await Task.sleep(for: .milliseconds(5)) }  // settling: waiting for the monitor's news
+        feed(network, from: "ipv6 default route deleted", through: "default route deleted")
+        #expect(network.status == .notReachable)
+        while network.changeWaiters == 0 { try await Task.sleep(for: .milliseconds(5)) }  // now waiting for the network
+        feed(network, from: "default route added again", through: "default route added again")
+        #expect(await decision.value == .resend)
+        #expect(events.log == ["lost", "restored"])
+        waiter.stop()
+    }
+
+    @Test func pastMaxWaitItGivesUp() async {
+        let events = NetworkEvents()
+        let waiter = NetworkWaiter(monitor: monitor(at: "default route deleted"), maxWait: .milliseconds(200), events: events,
+                                   settle: .milliseconds(10))
+        waiter.start()
+        #expect(events.log == ["lost"], "a run that starts without the network says so")
+        let started = ContinuousClock.now
+        #expect(await waiter.decide(after: Self.outage, host: "10.9.9.9") == .giveUp)
+        #expect(ContinuousClock.now - started >= .milliseconds(150))
+        // Counted from network.lost: the next failure gives up at once.
+        let again = ContinuousClock.now
+        #expect(await waiter.decide(after: Self.outage, host: "10.9.9.9") == .giveUp)
+        #expect(ContinuousClock.now - again < .milliseconds(150))
+        waiter.stop()
+    }
+
+    @Test func aStoredResponseStandsInAtOnce() async {
+        let waiter = NetworkWaiter(monitor: monitor(at: "default route deleted"), maxWait: .seconds(60), events: NetworkEvents())
+        #expect(await waiter.decide(after: Self.outage, host: "10.9.9.9", hasFallback: true) == .failNow)
+    }
+
+    /// Through a session: the request meets the outage (as a connect does while the route is gone),
+    /// waits, and is sent again when the route is back without spending its one retry; the body
+    /// comes from the local server.
+    @Test func aSessionWaitsWithoutSpendingARetry() async throws {
+        let server = try await TestServer.start()
+        let network = monitor(at: "default route deleted")
+        let events = NetworkEvents()
+        let waiter = NetworkWaiter(monitor: network, maxWait: .seconds(60), events: events, settle: .milliseconds(10))
+        waiter.start()
+        let transport = OutageTransport(while: network)
+        let session = Session(transport: transport, eventMonitors: [events], networkWaiter: waiter)
+        var options = RequestOptions()
+        var retry = RetryOptions()
+        retry.limit = 1
+        options.retryPolicy = RetryPolicy(retry)
+        let request = Task { try await session.data(server.baseURL + "/bytes/1000?seed=3", options: options) }
+        while network.changeWaiters == 0 { try await Task.sleep(for: .milliseconds(5)) }  // the request failed and waits for the network
+        #expect(transport.sent == 1)
+        feed(network, from: "default route added again", through: "default route added again")
+        let response = try await request.value
+        #expect(response.data == Data(GeneratedBytes.bytes(0..<1000, seed: 3)))
+        #expect(response.response.attempts == 1, "re-sent after the outage, not retried")
+        #expect(events.retries == 0)
+        #expect(transport.sent == 2)
+        waiter.stop()
+        try await transport.real.shutdown()
+        try await server.shutdown()
+    }
+
+    @Test func pastMaxWaitASessionFailsOffline() async throws {
+        let server = try await TestServer.start()
+        let network = monitor(at: "default route deleted")
+        let waiter = NetworkWaiter(monitor: network, maxWait: .milliseconds(100), events: NetworkEvents(), settle: .milliseconds(10))
+        waiter.start()
+        let transport = OutageTransport(while: network)
+        let session = Session(transport: transport, networkWaiter: waiter)
+        await #expect(throws: FetchError.self) {
+            do {
+                _ = try await session.data(server.baseURL + "/bytes/10")
+            } catch let error as FetchError {
+                #expect(error.code == .offline)
+                throw error
+            }
+        }
+        #expect(RunSummary(runID: "r", results: [JobResult(job: "j", outcome: .failed, error: FetchError(.offline, "down"))],
+                           duration: .zero, stop: nil).exitStatus.rawValue == 75)
+        waiter.stop()
+        try await transport.real.shutdown()
+        try await server.shutdown()
+    }
+}
+
+/// The real AsyncHTTPClient transport, failing sends with the error a connect meets while the
+/// network is down — while `monitor` says so (ENETUNREACH can't be had on loopback without root).
+final class OutageTransport: HTTPTransport {
+    let real = AsyncHTTPClientTransport()
+    private let monitor: NetworkMonitor
+    private let state = LockedBox(0)
+
+    init(while monitor: NetworkMonitor) { self.monitor = monitor }
+
+    var sent: Int { state.withLock { $0 } }
+
+    func send(_ request: BuiltRequest, options: TransportOptions, onHead: @escaping @Sendable (TransportResponseHead) throws -> Void,
+              onChunk: @escaping @Sendable (ByteBuffer) throws -> Void) async throws {
+        state.withLock { $0 += 1 }
+        if monitor.status == .notReachable { throw NetworkWaiterTests.outage }
+        try await real.send(request, options: options, onHead: onHead, onChunk: onChunk)
+    }
+}
+
+final class NetworkEvents: EventMonitor {
+    private let box = LockedBox<(log: [String], retries: Int)>(([], 0))
+    var log: [String] { box.withLock { $0.log } }
+    var retries: Int { box.withLock { $0.retries } }
+    func networkWasLost() { box.withLock { $0.log.append("lost") } }
+    func networkWasRestored(after down: Duration) { box.withLock { $0.log.append("restored") } }
+    func requestIsRetrying(_ request: RequestInfo, retry: RetryInfo) { box.withLock { $0.retries += 1 } }
+}
