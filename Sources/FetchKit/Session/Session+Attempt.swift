@@ -64,7 +64,8 @@ extension Session {
         let redactor = self.redactor
         eventMonitor.requestDidResume(requestInfo)
         do {
-            try await transport.send(request, options: TransportOptions(timeouts: options.timeouts, tls: options.tls), onHead: { head in
+            try await transport.send(request, options: TransportOptions(timeouts: options.timeouts, tls: options.tls, networkWaiter: networkWaiter),
+                                     onHead: { head in
                 progress.setHead(head)
                 switch options.redirector.decide(request, status: head.status, headers: head.headers, hops: hops, redactor: redactor) {
                 case .follow(let next):

@@ -55,7 +55,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         } catch {
             throw FetchError(.invalidRequest, "\(error)", url: url)
         }
-        let stream = ResponseStream(timeouts: options.timeouts, url: url, onHead: onHead, onChunk: onChunk)
+        let stream = ResponseStream(timeouts: options.timeouts, url: url, networkWaiter: options.networkWaiter, onHead: onHead, onChunk: onChunk)
         let task = client.execute(request: outgoing, delegate: stream, eventLoop: .indifferent, deadline: nil, logger: nil)
         let received: Int64
         do {
@@ -200,15 +200,17 @@ final class ResponseStream: HTTPClientResponseDelegate {
 
     private let timeouts: TransportTimeouts
     private let url: String
+    private let networkWaiter: NetworkWaiter?
     private let onHead: @Sendable (TransportResponseHead) throws -> Void
     private let onChunk: @Sendable (ByteBuffer) throws -> Void
     private let started = NIODeadline.now()
     private let state = LockedBox(State())
 
-    init(timeouts: TransportTimeouts, url: String, onHead: @escaping @Sendable (TransportResponseHead) throws -> Void,
-         onChunk: @escaping @Sendable (ByteBuffer) throws -> Void) {
+    init(timeouts: TransportTimeouts, url: String, networkWaiter: NetworkWaiter? = nil,
+         onHead: @escaping @Sendable (TransportResponseHead) throws -> Void, onChunk: @escaping @Sendable (ByteBuffer) throws -> Void) {
         self.timeouts = timeouts
         self.url = url
+        self.networkWaiter = networkWaiter
         self.onHead = onHead
         self.onChunk = onChunk
     }
@@ -305,6 +307,18 @@ final class ResponseStream: HTTPClientResponseDelegate {
             return
         }
         let read = TimeAmount.nanoseconds(timeouts.read.inNanoseconds)
+        // A stall while the network is gone is the outage's, not the server's: wait with the rest
+        // of the run (TCP picks the transfer up again when the link is back), up to max_wait.
+        if now - last >= read, let waiter = networkWaiter, waiter.monitor.status == .notReachable, let lost = waiter.lostAt {
+            guard ContinuousClock.now - lost < waiter.maxWait else {
+                fail(task, FetchError(.offline, "the network has been down longer than network.max_wait (\(waiter.maxWait)) during the transfer",
+                                      url: url))
+                return
+            }
+            state.withLock { $0.lastProgress = now }
+            arm(task, after: min(timeouts.read, .seconds(1)))
+            return
+        }
         if now - last >= read {
             let what = hasHead ? "no data for \(DurationGrammar.format(timeouts.read)) (read timeout)"
                 : "no response within \(DurationGrammar.format(timeouts.read)) (read timeout)"

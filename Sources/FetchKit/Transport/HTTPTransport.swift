@@ -29,10 +29,18 @@ public struct TransportOptions: Sendable, Equatable {
     public var timeouts: TransportTimeouts
     /// `tls`: extra trust anchors, pins, `insecure`.
     public var tls: TLSOptions
+    /// While it says the network is gone, a stalled response is not failed by the read timeout: it
+    /// waits with the rest of the run, up to `max_wait` (then `offline`).
+    public var networkWaiter: NetworkWaiter?
 
-    public init(timeouts: TransportTimeouts = .defaults, tls: TLSOptions = TLSOptions()) {
+    public init(timeouts: TransportTimeouts = .defaults, tls: TLSOptions = TLSOptions(), networkWaiter: NetworkWaiter? = nil) {
         self.timeouts = timeouts
         self.tls = tls
+        self.networkWaiter = networkWaiter
+    }
+
+    public static func == (lhs: TransportOptions, rhs: TransportOptions) -> Bool {
+        lhs.timeouts == rhs.timeouts && lhs.tls == rhs.tls && lhs.networkWaiter === rhs.networkWaiter
     }
 }
 

@@ -134,6 +134,37 @@ import Testing
     }
 }
 
+extension NetworkWaiterTests {
+    /// A transfer that stalls while the network is gone waits instead of failing its read timeout
+    /// (TCP carries on when the link is back), and past max_wait fails `offline`.
+    @Test(arguments: [(60_000, true), (150, false)])
+    func aStallDuringAnOutageIsNotAReadTimeout(maxWaitMilliseconds: Int, completes: Bool) async throws {
+        let server = try await TestServer.start()
+        let waiter = NetworkWaiter(monitor: monitor(at: "default route deleted"), maxWait: .milliseconds(maxWaitMilliseconds),
+                                   events: NetworkEvents())
+        waiter.start()
+        let session = Session(networkWaiter: waiter)
+        let options = RequestOptions(timeouts: TransportTimeouts(connect: .seconds(2), read: .milliseconds(200), total: nil), retryPolicy: nil)
+        let url = server.baseURL + "/bytes/100000?seed=4&stall_after=20000&stall_ms=1200"
+        if completes {
+            let response = try await session.data(url, options: options)
+            #expect(response.data == Data(GeneratedBytes.bytes(0..<100_000, seed: 4)), "the stall (6 read timeouts long) was waited out")
+        } else {
+            await #expect(throws: FetchError.self) {
+                do {
+                    _ = try await session.data(url, options: options)
+                } catch let error as FetchError {
+                    #expect(error.code == .offline)
+                    throw error
+                }
+            }
+        }
+        waiter.stop()
+        try await session.shutdown()
+        try await server.shutdown()
+    }
+}
+
 /// The real AsyncHTTPClient transport, failing sends with the error a connect meets while the
 /// network is down — while `monitor` says so (ENETUNREACH can't be had on loopback without root).
 final class OutageTransport: HTTPTransport {
