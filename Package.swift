@@ -76,6 +76,8 @@ let package = Package(
                 .unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(configuration: .release)),
             ]
         ),
+        // .ci/network-test.py: the test server on a network namespace's address, outside the test process.
+        .executableTarget(name: "test-server", dependencies: ["FetchKitTesting"], path: "Sources/test-server"),
         // examples/library: FetchKit used from Swift, without YAML (`swift run library-example`).
         .executableTarget(name: "library-example", dependencies: ["FetchKit", "FetchKitTesting"], path: "examples/library"),
         // bench/cache.sh: the cost of one response-cache hit in a warm process.

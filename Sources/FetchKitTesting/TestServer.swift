@@ -12,15 +12,18 @@ import NIOPosix
 /// `/redirect-to`, `/bearer`, `/oauth/token`, `/cache`, `/files/{name}` (bytes registered by a test).
 /// Any endpoint given `compress=1` is gzip- or deflate-encoded when the request's `Accept-Encoding` allows.
 /// It records every request and the peak number of concurrent connections and requests, so tests
-/// can assert on what the client really did. It binds to 127.0.0.1 only.
+/// can assert on what the client really did. It binds to 127.0.0.1 unless told otherwise (the
+/// `test-server` executable serves a network namespace's address for `.ci/network-test.py`).
 public final class TestServer: Sendable {
+    public let host: String
     public let port: Int
     /// Request log, counters and registered files.
     public let state: TestServerState
     private let channel: Channel
     private let group: MultiThreadedEventLoopGroup
 
-    private init(port: Int, state: TestServerState, channel: Channel, group: MultiThreadedEventLoopGroup) {
+    private init(host: String, port: Int, state: TestServerState, channel: Channel, group: MultiThreadedEventLoopGroup) {
+        self.host = host
         self.port = port
         self.state = state
         self.channel = channel
@@ -30,11 +33,12 @@ public final class TestServer: Sendable {
     /// Set on a reply to ask the pipeline's compressor to encode it (`compress=1`), then removed.
     static let compressMarker = "X-Test-Compress"
 
-    /// `http://127.0.0.1:<port>`
-    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    /// `http://<host>:<port>`
+    public var baseURL: String { "http://\(host):\(port)" }
 
-    /// Starts a server on 127.0.0.1. `port: 0` picks a free port.
-    public static func start(port: Int = 0) async throws -> TestServer {
+    /// Starts a server on `host` (127.0.0.1 unless a test needs another address, as the network
+    /// namespace test does). `port: 0` picks a free port.
+    public static func start(host: String = "127.0.0.1", port: Int = 0) async throws -> TestServer {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let state = TestServerState()
         do {
@@ -53,10 +57,10 @@ public final class TestServer: Sendable {
                         try channel.pipeline.syncOperations.addHandler(TestServerHandler(state: state))
                     }
                 }
-                .bind(host: "127.0.0.1", port: port)
+                .bind(host: host, port: port)
                 .get()
             guard let boundPort = channel.localAddress?.port else { throw TestServerError.noPort }
-            return TestServer(port: boundPort, state: state, channel: channel, group: group)
+            return TestServer(host: host, port: boundPort, state: state, channel: channel, group: group)
         } catch {
             try? await group.shutdownGracefully()
             throw error

@@ -307,16 +307,16 @@ final class ResponseStream: HTTPClientResponseDelegate {
             return
         }
         let read = TimeAmount.nanoseconds(timeouts.read.inNanoseconds)
-        // A stall while the network is gone is the outage's, not the server's: wait with the rest
+        // While the network is gone a stall is the outage's, not the server's: wait with the rest
         // of the run (TCP picks the transfer up again when the link is back), up to max_wait.
-        if now - last >= read, let waiter = networkWaiter, waiter.monitor.status == .notReachable, let lost = waiter.lostAt {
+        if let waiter = networkWaiter, waiter.monitor.status == .notReachable, let lost = waiter.lostAt {
             guard ContinuousClock.now - lost < waiter.maxWait else {
                 fail(task, FetchError(.offline, "the network has been down longer than network.max_wait (\(waiter.maxWait)) during the transfer",
                                       url: url))
                 return
             }
-            state.withLock { $0.lastProgress = now }
-            arm(task, after: min(timeouts.read, .seconds(1)))
+            if now - last >= read { state.withLock { $0.lastProgress = now } }
+            arm(task, after: .seconds(1))
             return
         }
         if now - last >= read {
@@ -328,10 +328,12 @@ final class ResponseStream: HTTPClientResponseDelegate {
         arm(task, after: untilNextCheck(last: last, now: now))
     }
 
-    /// Until the read timeout would pass since `last`, or the total one since the start.
+    /// Until the read timeout would pass since `last`, or the total one since the start; with a
+    /// network waiter at least every second (an outage's max_wait may end first).
     private func untilNextCheck(last: NIODeadline, now: NIODeadline) -> Duration {
         var next = last + .nanoseconds(timeouts.read.inNanoseconds) - now
         if let total = timeouts.total { next = min(next, started + .nanoseconds(total.inNanoseconds) - now) }
+        if networkWaiter != nil { next = min(next, .seconds(1)) }
         return .nanoseconds(next.nanoseconds)
     }
 }
