@@ -13,6 +13,8 @@ public final class ProgressDisplay: EventMonitor {
         var started = ContinuousClock.now
         var lastDraw: ContinuousClock.Instant?
         var active = false
+        /// The network monitor lost the network: the jobs are waiting for it.
+        var offline = false
     }
 
     private let writer: LogWriter
@@ -53,6 +55,16 @@ public final class ProgressDisplay: EventMonitor {
         redraw(force: false)
     }
 
+    public func networkWasLost() {
+        counters.withLock { $0.offline = true }
+        redraw(force: true)
+    }
+
+    public func networkWasRestored(after down: Duration) {
+        counters.withLock { $0.offline = false }
+        redraw(force: true)
+    }
+
     public func runDidFinish(_ summary: RunSummary) {
         counters.withLock { $0.active = false }
         writer.write("\r\u{1B}[2K")
@@ -78,6 +90,7 @@ public final class ProgressDisplay: EventMonitor {
         if c.failed > 0 { text += " · \(c.failed) failed" }
         if c.skipped > 0 { text += " · \(c.skipped) skipped" }
         text += " · \(LogFormatting.bytes(c.bytes)) · \(LogFormatting.bytes(Int64(Double(c.bytes) / elapsed)))/s"
+        if c.offline { text += " · waiting for network" }
         return text
     }
 }
