@@ -12,13 +12,17 @@ The link is shaped to 200 Mbit/s (tc tbf) so a 64 MiB download lasts a few secon
    the next run with the link up resumes it (download.resumed) and finishes;
 3. only the default route is deleted for 3 s (the link stays up): as 1.
 
+4. TRIALS times: a 24 MiB download killed with SIGKILL at a random moment, then rerun with a new
+   query string (a re-signed URL): it must resume (download.resumed) and end with the right sha256.
+
 The namespaces are removed even when a scenario fails.
 
-  .ci/network-test.py BIN_DIR      (BIN_DIR holds fetchctl and test-server)
+  .ci/network-test.py BIN_DIR [TRIALS]     (BIN_DIR holds fetchctl and test-server; TRIALS: 5)
 """
-import hashlib, json, os, shutil, subprocess, sys, tempfile, threading, time, urllib.request
+import hashlib, json, os, random, shutil, subprocess, sys, tempfile, threading, time
 
 BIN = sys.argv[1]
+TRIALS = int(sys.argv[2]) if len(sys.argv) > 2 else 5
 SRV, CLI = "fkt-srv", "fkt-cli"
 SERVER = "http://10.77.9.9:8080"
 DOWNLOAD = f"{SERVER}/bytes/67108864?seed=42"
@@ -181,6 +185,42 @@ jobs:
         check(len([e for e in names(events, "job.finished") if e["outcome"] == "succeeded"]) == 500, "500 jobs succeeded")
         check(not names(events, "request.retrying"), "no retry spent")
         check(names(events, "network.lost") and names(events, "network.restored"), "network.lost and network.restored logged")
+
+        print(f"== 4. {TRIALS} downloads killed with SIGKILL at a random moment, each rerun at a re-signed URL")
+        small = f"{SERVER}/bytes/25165824?seed=9"
+        small_reference = os.path.join(work, "small.bin")
+        cli("curl", "-sSf", "-o", small_reference, small)
+        small_expected = sha256(small_reference)
+        resumed = 0
+        for trial in range(TRIALS):
+            d = os.path.join(work, f"kill-{trial}")
+            os.makedirs(d)
+            def jobs(sig):
+                return f"""version: 1
+settings: {{output_dir: out}}
+jobs:
+  - {{id: file, url: "{small}&sig={sig}", download: file.bin}}
+"""
+            with open(os.path.join(d, "jobs.yaml"), "w") as f:
+                f.write(jobs(f"{trial}-first"))
+            process = subprocess.Popen(["ip", "netns", "exec", CLI, os.path.join(BIN, "fetchctl"), "run", os.path.join(d, "jobs.yaml"),
+                                        "--progress", "never"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            # 24 MiB at 200 Mbit/s is about a second: somewhere in the middle of it.
+            part = os.path.join(d, "out/file.bin.part")
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and not (os.path.exists(part) and os.path.getsize(part) > 0):
+                time.sleep(0.01)
+            time.sleep(random.uniform(0.05, 0.6))
+            process.kill()
+            process.wait()
+            part_size = os.path.getsize(part) if os.path.exists(part) else 0
+            had_part = part_size > 0
+            status, events, _ = run_fetchctl(d, jobs(f"{trial}-second"))
+            ok = status == 0 and had_part and names(events, "download.resumed") and sha256(os.path.join(d, "out/file.bin")) == small_expected
+            resumed += 1 if ok else 0
+            print(f"  trial {trial + 1}: killed with {part_size:,} of 25,165,824 bytes in the .part; "
+                  + ("resumed, sha256 right" if ok else f"NOT resumed (exit {status}, part {had_part})"))
+        check(resumed == TRIALS, f"{resumed} of {TRIALS} killed downloads resumed at a new URL")
     finally:
         server.terminate()
         server.wait()
