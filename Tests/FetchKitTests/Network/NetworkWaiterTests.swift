@@ -165,6 +165,36 @@ extension NetworkWaiterTests {
     }
 }
 
+extension NetworkWaiterTests {
+    /// During an outage a job whose stored response may stand in (`stale_if_error`) is served from
+    /// the cache at once: it does not wait for the network (max_wait here is a minute).
+    @Test func aStaleResponseStandsInWithoutWaiting() async throws {
+        let server = try await TestServer.start()
+        let network = monitor(at: "default route added")
+        let waiter = NetworkWaiter(monitor: network, maxWait: .seconds(60), events: NetworkEvents(), settle: .milliseconds(10))
+        waiter.start()
+        let directory = try TemporaryDirectory.make(prefix: "fetchctl-tests")
+        let cache = try SQLiteResponseCache(directory: directory)
+        let transport = OutageTransport(while: network)
+        let session = Session(transport: transport, cache: cache, networkWaiter: waiter)
+        var options = RequestOptions()
+        options.cache = RequestCacheOptions(staleIfError: .seconds(86_400))
+        // Stored with max-age=0: stale at once, so the next request goes to the network.
+        let url = server.baseURL + "/cache/outage?max_age=0&fixed=1&size=500"
+        let first = try await session.data(url, options: options)
+        #expect(first.response.cache == .miss)
+        feed(network, from: "ipv6 default route deleted", through: "default route deleted")
+        let started = ContinuousClock.now
+        let second = try await session.data(url, options: options)
+        #expect(second.response.cache == .stale)
+        #expect(second.data == first.data)
+        #expect(ContinuousClock.now - started < .seconds(30), "served at once, not after a wait for the network")
+        waiter.stop()
+        try await transport.real.shutdown()
+        try await server.shutdown()
+    }
+}
+
 /// The real AsyncHTTPClient transport, failing sends with the error a connect meets while the
 /// network is down — while `monitor` says so (ENETUNREACH can't be had on loopback without root).
 final class OutageTransport: HTTPTransport {
