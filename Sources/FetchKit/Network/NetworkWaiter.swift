@@ -24,7 +24,19 @@ public final class NetworkWaiter: Sendable {
     /// fails with ENETUNREACH at once, the netlink message may come a moment later.
     let settle: Duration
     private let events: any EventMonitor
-    private let state = LockedBox<(lostAt: ContinuousClock.Instant?, listener: Int?)>((nil, nil))
+    private let state = LockedBox(State())
+
+    private struct State {
+        var lostAt: ContinuousClock.Instant?
+        var restoredAt: ContinuousClock.Instant?
+        /// Outages seen so far (each `network.lost`).
+        var outages = 0
+        var listener: Int?
+    }
+
+    /// How long after `network.restored` a cut transfer is still the outage's (its connection died
+    /// while the network was gone, and the first bytes sent after tell it so).
+    static let aftermath: Duration = .seconds(10)
 
     public init(monitor: NetworkMonitor, maxWait: Duration, events: any EventMonitor, settle: Duration = .seconds(1)) {
         self.monitor = monitor
@@ -54,20 +66,41 @@ public final class NetworkWaiter: Sendable {
             let isNew = state.withLock { s -> Bool in
                 guard s.lostAt == nil else { return false }
                 s.lostAt = now
+                s.outages += 1
                 return true
             }
             if isNew { events.networkWasLost() }
         case .reachable:
-            guard let lost = state.withLock({ s -> ContinuousClock.Instant? in defer { s.lostAt = nil }; return s.lostAt }) else { return }
+            guard let lost = state.withLock({ s -> ContinuousClock.Instant? in
+                defer { s.lostAt = nil }
+                if s.lostAt != nil { s.restoredAt = now }
+                return s.lostAt
+            }) else { return }
             events.networkWasRestored(after: now - lost)
         }
     }
 
+    /// The outage behind a failure that is not an outage's error: a transfer cut (`truncated`,
+    /// `connection`, `timeout`) while the network is gone or within `aftermath` of its return, when
+    /// its connection died meanwhile. Returns the outage's number, nil when there is none.
+    public func outage(behind error: FetchError) -> Int? {
+        guard [.truncated, .connection, .timeout].contains(error.code) else { return nil }
+        return state.withLock { s -> Int? in
+            if s.lostAt != nil { return s.outages }
+            if let restored = s.restoredAt, ContinuousClock.now - restored < Self.aftermath { return s.outages }
+            return nil
+        }
+    }
+
     /// What to do after `error` for a request to `host`; waits while the network is gone.
-    /// - Parameter hasFallback: a stored response may stand in for a failed request (the job is
-    ///   served from the cache at once instead of waiting).
-    public func decide(after error: FetchError, host: String, hasFallback: Bool = false) async -> Decision {
-        guard error.isNetworkDown else { return .retry }
+    /// - Parameters:
+    ///   - hasFallback: a stored response may stand in for a failed request (the job is served from
+    ///     the cache at once instead of waiting).
+    ///   - cutByOutage: the failure is a transfer the outage cut (`outage(behind:)`): once the
+    ///     network is there it is sent again, whatever the settling says.
+    public func decide(after error: FetchError, host: String, hasFallback: Bool = false, cutByOutage: Bool = false) async -> Decision {
+        guard error.isNetworkDown || cutByOutage else { return .retry }
+        if cutByOutage, monitor.isReachable(host: host) { return .resend }
         if monitor.isReachable(host: host) {
             await waitForChange(atMost: settle)
             if monitor.isReachable(host: host) { return .retry }

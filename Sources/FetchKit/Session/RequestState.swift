@@ -13,6 +13,9 @@ public struct RequestState: Sendable {
     public internal(set) var response: TransportResponseHead?
     /// Retries so far: 0 during the first attempt.
     public internal(set) var retryCount = 0
+    /// The outage (`NetworkWaiter.outages`) this request was last sent again for, after its transfer
+    /// was cut by it: once per outage, so a failing server right after one still meets the retry policy.
+    var resentForOutage: Int?
     /// When the first attempt started; `retry.budget` counts from here.
     public let startedAt: ContinuousClock.Instant
 

@@ -134,8 +134,15 @@ public final class Session: Sendable {
             eventMonitor.request(info(state, url: url), didFailWithError: failure)
             // An outage's failure while the monitor says the network is gone: wait for it, then send
             // again without counting a retry; past max_wait, `offline`.
-            if failure.isNetworkDown, let waiter = networkWaiter {
-                switch await waiter.decide(after: failure, host: url.host ?? "", hasFallback: options.hasStaleFallback) {
+            // A transfer the outage cut (its connection died while the network was gone) is sent
+            // again once per outage, as a download continues from its offset.
+            var cutByOutage = false
+            if !failure.isNetworkDown, let waiter = networkWaiter, let outage = waiter.outage(behind: failure), state.resentForOutage != outage {
+                state.resentForOutage = outage
+                cutByOutage = true
+            }
+            if failure.isNetworkDown || cutByOutage, let waiter = networkWaiter {
+                switch await waiter.decide(after: failure, host: url.host ?? "", hasFallback: options.hasStaleFallback, cutByOutage: cutByOutage) {
                 case .resend:
                     state.response = nil
                     continue

@@ -195,6 +195,37 @@ extension NetworkWaiterTests {
     }
 }
 
+extension NetworkWaiterTests {
+    /// A transfer cut just after the network came back (its connection died while it was gone) is
+    /// sent again without spending a retry — once per outage: cut again, the retry policy decides.
+    @Test(arguments: [(1, true), (2, false)])
+    func aTransferTheOutageCutIsSentAgainOnce(cuts: Int, succeeds: Bool) async throws {
+        let server = try await TestServer.start()
+        let network = monitor(at: "default route deleted")
+        let waiter = NetworkWaiter(monitor: network, maxWait: .seconds(60), events: NetworkEvents(), settle: .milliseconds(10))
+        waiter.start()
+        feed(network, from: "default route added again", through: "default route added again")
+        #expect(network.status == .reachable)
+        let session = Session(networkWaiter: waiter)
+        var options = RequestOptions()
+        var retry = RetryOptions()
+        retry.limit = 0
+        options.retryPolicy = RetryPolicy(retry)
+        let url = server.baseURL + "/bytes/100000?seed=6&drop_after=20000&key=cut\(cuts)&times=\(cuts)"
+        if succeeds {
+            let response = try await session.data(url, options: options)
+            #expect(response.data == Data(GeneratedBytes.bytes(0..<100_000, seed: 6)))
+            #expect(response.response.attempts == 1)
+        } else {
+            await #expect(throws: FetchError.self) { _ = try await session.data(url, options: options) }
+        }
+        #expect(server.state.requests(pathPrefix: "/bytes").count == 2)
+        waiter.stop()
+        try await session.shutdown()
+        try await server.shutdown()
+    }
+}
+
 /// The real AsyncHTTPClient transport, failing sends with the error a connect meets while the
 /// network is down — while `monitor` says so (ENETUNREACH can't be had on loopback without root).
 final class OutageTransport: HTTPTransport {
@@ -221,4 +252,29 @@ final class NetworkEvents: EventMonitor {
     func networkWasLost() { box.withLock { $0.log.append("lost") } }
     func networkWasRestored(after down: Duration) { box.withLock { $0.log.append("restored") } }
     func requestIsRetrying(_ request: RequestInfo, retry: RetryInfo) { box.withLock { $0.retries += 1 } }
+}
+
+/// Without a network monitor (no netlink socket in a sandbox) the run says so once it has started,
+/// and goes on with its ordinary retries.
+@Suite struct NoNetworkMonitorTests {
+    final class Recorder: EventMonitor {
+        private let box = LockedBox<[String]>([])
+        var events: [String] { box.withLock { $0 } }
+        func runDidStart(_ run: RunInfo) { box.withLock { $0.append("run.started") } }
+        func networkMonitorDidFail(_ message: String) { box.withLock { $0.append("network.warning: " + message) } }
+        func jobDidFinish(_ result: JobResult) { box.withLock { $0.append("job.finished \(result.outcome.rawValue)") } }
+    }
+
+    @Test func theRunWarnsAndGoesOn() async throws {
+        let server = try await TestServer.start()
+        let fixture = try ConfigFixture(["jobs.yaml": "version: 1\nsettings: {output_dir: out}\njobs:\n  - {id: one, url: \"${BASE}/bytes/100\", save: one.bin}\n"])
+        let config = fixture.load("jobs.yaml", environment: ["BASE": server.baseURL], mode: .run)
+        var options = Runner.Options()
+        options.networkProblem = "no network monitor, outages are retried as usual: cannot open a netlink socket: Operation not permitted"
+        let recorder = Recorder()
+        let summary = await Runner(config: config, plan: try RunPlan(config: config), options: options, monitors: [recorder]).run()
+        #expect(summary.exitStatus == .success)
+        #expect(recorder.events == ["run.started", "network.warning: " + options.networkProblem!, "job.finished succeeded"])
+        try await server.shutdown()
+    }
 }
