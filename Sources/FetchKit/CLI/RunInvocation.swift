@@ -109,6 +109,8 @@ public struct RunInvocation: Sendable {
             stderr.flush()
             return .invalidConfig
         }
+        // The network monitor reads the kernel's links and routes on the thread pool meanwhile.
+        let networkMonitor: Task<NetworkMonitor, Error>? = offline ? nil : Task { try await NetworkMonitor.start() }
         var store: StateStore?
         do {
             store = try StateStore(directory: stateDirectory)
@@ -135,9 +137,9 @@ public struct RunInvocation: Sendable {
         var options = Runner.Options(concurrency: concurrency, failFast: failFast, maxTime: maxTime, stateStore: store, resumes: !noResume,
                                      responseCache: cache, offline: offline)
         // Outages are waited out with the network monitor; without netlink, retries alone meet them.
-        if !offline {
+        if let networkMonitor {
             do {
-                options.networkMonitor = try await NetworkMonitor.start()
+                options.networkMonitor = try await networkMonitor.value
             } catch {
                 options.networkProblem = "no network monitor, outages are retried as usual: \((error as? FetchError)?.message ?? "\(error)")"
             }

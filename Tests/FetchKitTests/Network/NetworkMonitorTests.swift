@@ -94,7 +94,8 @@ import Testing
         let request = Netlink.dumpRequest(Netlink.getRoute, sequence: 7)
         #expect(request.count == 28)
         #expect(Netlink.u32(request, 0) == 28 && Netlink.u16(request, 4) == 26 && Netlink.u16(request, 6) == 0x301 && Netlink.u32(request, 8) == 7)
-        #expect(Netlink.dumpRequest(Netlink.getLink, sequence: 1).count == 32)
+        let links = Netlink.dumpRequest(Netlink.getLink, sequence: 1)
+        #expect(links.count == 40 && Netlink.u32(links, 0) == 40 && Netlink.u16(links, 34) == 29, "with IFLA_EXT_MASK")
     }
 
     /// A monitor fed the recorded changes tells its listeners and wakes its waiters.
