@@ -132,10 +132,9 @@ public final class Session: Sendable {
                 throw withAttempts(cancelled, state)
             }
             eventMonitor.request(info(state, url: url), didFailWithError: failure)
-            // An outage's failure while the monitor says the network is gone: wait for it, then send
-            // again without counting a retry; past max_wait, `offline`.
-            // A transfer the outage cut (its connection died while the network was gone) is sent
-            // again once per outage, as a download continues from its offset.
+            // An outage's failure while the monitor says the network is gone waits for the network,
+            // then is sent again without counting a retry; past max_wait it is `offline`. A transfer
+            // the outage cut (its connection died meanwhile) is sent again once per outage.
             var cutByOutage = false
             if !failure.isNetworkDown, let waiter = networkWaiter, let outage = waiter.outage(behind: failure), state.resentForOutage != outage {
                 state.resentForOutage = outage
@@ -147,7 +146,7 @@ public final class Session: Sendable {
                     state.response = nil
                     continue
                 case .giveUp:
-                    var offline = FetchError(.offline, "the network has been down longer than network.max_wait (\(waiter.maxWait)); last error: "
+                    var offline = FetchError(.offline, "the network has been down longer than network.max_wait (\(DurationGrammar.format(waiter.maxWait))); last error: "
                                              + "\(failure.code.rawValue): \(failure.message)", url: failure.url ?? redactor.redact(url.absoluteString))
                     offline.attempts = state.attempt
                     eventMonitor.requestDidFinish(info(state, url: url), error: offline)

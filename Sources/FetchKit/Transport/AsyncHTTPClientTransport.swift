@@ -311,7 +311,7 @@ final class ResponseStream: HTTPClientResponseDelegate {
         // of the run (TCP picks the transfer up again when the link is back), up to max_wait.
         if let waiter = networkWaiter, waiter.monitor.status == .notReachable, let lost = waiter.lostAt {
             guard ContinuousClock.now - lost < waiter.maxWait else {
-                fail(task, FetchError(.offline, "the network has been down longer than network.max_wait (\(waiter.maxWait)) during the transfer",
+                fail(task, FetchError(.offline, "the network has been down longer than network.max_wait (\(DurationGrammar.format(waiter.maxWait))) during the transfer",
                                       url: url))
                 return
             }
