@@ -84,12 +84,17 @@ import Testing
                            FetchctlProcess.binary.path]
         shell.currentDirectoryURL = dir
         shell.environment = ["BASE": server.baseURL, "PATH": "/usr/bin:/bin"]
-        let err = Pipe()
+        // To a file, read once the process is gone: reading a pipe to its end here would block a
+        // thread of the (two-thread) cooperative pool, and every other test with it.
+        let logPath = dir.appendingPathComponent("stderr.txt").path
+        FileManager.default.createFile(atPath: logPath, contents: nil)
+        let err = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         shell.standardError = err
         shell.standardOutput = FileHandle.nullDevice
         try FetchctlProcess.launch(shell)
-        let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         await FetchctlProcess.waitForExit(shell)
+        try err.close()
+        let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
         #expect(shell.terminationStatus == 0, "\(log)")
         #expect(log.contains(#""event":"cache.warning""#), "\(log)")
         #expect(log.contains(#""job":"big","outcome":"succeeded""#))

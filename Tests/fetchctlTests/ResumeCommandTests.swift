@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import FetchKitTesting
 import Testing
@@ -6,22 +7,13 @@ import Testing
 /// the same state directory, SIGINT during a download, reports, and `status` after a killed run.
 @Suite struct ResumeCommandTests {
     /// byte i of `/bytes/N?seed=0` is (i * 31) & 0xff, a 256-byte period.
+    /// Hashed here with swift-crypto, not by a `sha256sum` child whose output this thread would
+    /// wait for (a blocked thread of the cooperative pool stalls every test running meanwhile).
     static func generatedSHA256(size: Int) throws -> String {
-        let dir = try FetchctlProcess.directory(with: [:])
-        let path = dir.appendingPathComponent("expected.bin")
         let period = (0..<256).map { UInt8(truncatingIfNeeded: $0 &* 31) }
-        var data = Data(capacity: size)
-        for _ in 0..<(size / 256) { data.append(contentsOf: period) }
-        try data.write(to: path)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
-        process.arguments = [path.path]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try FetchctlProcess.launch(process)
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(String(decoding: output, as: UTF8.self).prefix(64))
+        var hasher = SHA256()
+        for _ in 0..<(size / 256) { hasher.update(data: period) }
+        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
     }
 
     func text(_ directory: URL, _ name: String) -> String {

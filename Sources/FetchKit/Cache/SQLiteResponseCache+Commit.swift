@@ -1,0 +1,102 @@
+import Foundation
+import GRDB
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How stored rows reach the index: group commit for a library's stores (each waits for its row),
+/// timed batches for `fetchctl run` (`batchesStores`), and the insert itself, which drops a row
+/// whose URL was invalidated after it was made.
+extension SQLiteResponseCache {
+    /// Group commit: a store waits until its row is committed, and rows that arrive while a
+    /// transaction is being written go into the next one together, so many jobs storing at once
+    /// cost a few commits rather than one each, while a lone store is committed at once.
+    func commit(_ row: PendingRow) async {
+        if batchesStores {
+            let schedule = state.withLock { s -> Bool in
+                var row = row
+                row.isNew = s.empty && s.storedURLs.insert(row.key).inserted
+                row.generation = s.generation
+                s.deferred.append(row)
+                s.uncommitted[row.key, default: 0] += 1
+                defer { s.flushScheduled = true }
+                return !s.flushScheduled
+            }
+            if schedule {
+                // Weakly: a cache closed before its timer fires (finishRun flushed) is not kept open.
+                Task { [weak self] in
+                    try? await Task.sleep(for: .milliseconds(100))
+                    await self?.flushDeferred()
+                }
+            }
+            return
+        }
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let starts = state.withLock { s -> Bool in
+                var row = row
+                row.isNew = s.empty && s.storedURLs.insert(row.key).inserted
+                row.generation = s.generation
+                s.pending.append((row, done))
+                defer { s.writing = true }
+                return !s.writing
+            }
+            if starts { Task { await self.writePending() } }
+        }
+    }
+
+    /// Commits the rows `batchesStores` gathered, after any flush already under way: when it
+    /// returns, every row stored before the call is committed (a lookup relies on that).
+    func flushDeferred() async {
+        let flush = state.withLock { s -> Task<Void, Never> in
+            let rows = s.deferred
+            s.deferred = []
+            s.flushScheduled = false
+            let previous = s.lastFlush
+            s.flushes += 1
+            let number = s.flushes
+            let flush = Task {
+                await previous?.value
+                if !rows.isEmpty { await self.insert(rows) }
+                self.state.withLock { s in
+                    for row in rows {
+                        s.uncommitted[row.key, default: 1] -= 1
+                        if s.uncommitted[row.key] == 0 { s.uncommitted[row.key] = nil }
+                    }
+                    if s.flushes == number { s.lastFlush = nil }  // the last one: nothing holds the cache any more
+                }
+            }
+            s.lastFlush = flush
+            return flush
+        }
+        await flush.value
+    }
+
+    func writePending() async {
+        while true {
+            let batch = state.withLock { s -> [(row: PendingRow, done: CheckedContinuation<Void, Never>)] in
+                defer { s.pending = [] }
+                if s.pending.isEmpty { s.writing = false }
+                return s.pending
+            }
+            if batch.isEmpty { return }
+            await insert(batch.map(\.row))
+            for item in batch { item.done.resume() }
+        }
+    }
+
+    func insert(_ rows: [PendingRow]) async {
+        let invalidated = state.withLock { $0.invalidatedAt }
+        let (rows, dropped) = rows.reduce(into: ([PendingRow](), [PendingRow]())) { out, row in
+            if let at = invalidated[row.hash], at > row.generation { out.1.append(row) } else { out.0.append(row) }
+        }
+        for row in dropped { unlink((directory as NSString).appendingPathComponent(row.body)) }
+        if rows.isEmpty { return }
+        do {
+            let replaced = try await pool.write { db in try SQLiteCacheRows.insert(rows, in: db) }
+            for body in replaced { unlink((directory as NSString).appendingPathComponent(body)) }
+        } catch {
+            for row in rows { unlink((directory as NSString).appendingPathComponent(row.body)) }
+            report(indexPath, "cannot store a response: \(error)")
+        }
+    }
+}
