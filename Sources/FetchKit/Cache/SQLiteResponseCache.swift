@@ -280,15 +280,9 @@ public final class SQLiteResponseCache: ResponseCache {
     public func copyBody(of entry: CachedResponse, to descriptor: Int32) async throws -> Bool {
         let fd = try await openBody(of: entry)
         defer { Glibc.close(fd) }
-        let copied: Int64
-        do {
-            copied = try FileIO.copy(from: fd, to: descriptor, length: entry.bodySize, path: "the job's file")
-        } catch let error as FetchError where error.code == .diskFull {
-            throw error  // the job's own file can't be written: the job's failure, not the cache's
-        } catch {
-            await remove(entry)
-            throw CacheMiss(reason: "the stored body could not be read")
-        }
+        // A failed copy is the job's own file failing (full, over its size limit): the job's error,
+        // as a failed write is when streaming; the entry stays. A short one is a body cut meanwhile.
+        let copied = try FileIO.copy(from: fd, to: descriptor, length: entry.bodySize, path: "the job's file")
         guard copied == entry.bodySize else {
             await remove(entry)
             throw CacheMiss(reason: "the stored body could not be read")

@@ -53,9 +53,11 @@ extension Session {
                        started: ContinuousClock.Instant) async throws -> Response {
         var request = initial
         var options = options
-        // During an outage a stored response that may stand in for a failure is served at once.
-        let outage = FetchError(.connection, "the network is down")
-        options.hasStaleFallback = fallback.map { lookup.mayServeStale($0, after: outage, now: Date()) } ?? false
+        // During an outage a stored response that may stand in for a failure is served at once
+        // (only a session that waits out outages asks).
+        if networkWaiter != nil, let fallback {
+            options.hasStaleFallback = lookup.mayServeStale(fallback, after: FetchError(.connection, "the network is down"), now: Date())
+        }
         if let revalidating { lookup.addConditions(from: revalidating, to: &request) }
         let caching = CachingSink(inner: sink, cache: cache, lookup: lookup, revalidating: revalidating, monitor: eventMonitor)
         let response: Response
