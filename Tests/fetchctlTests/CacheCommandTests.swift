@@ -139,13 +139,17 @@ import Testing
             version: 1
             settings: {output_dir: out2, state_dir: .fetchctl}
             jobs:
-              - {id: slow, url: "${BASE}/delay/3000", save: slow.txt, cache: {behavior: do_not_cache}}
+              - {id: slow, url: "${BASE}/delay/60000", save: slow.txt, cache: {behavior: do_not_cache}}
             """])
         let environment = ["BASE": server.baseURL]
         #expect(try await FetchctlProcess.run(["run", "jobs.yaml"], in: dir, environment: environment).status == 0)
 
+        // The slow run holds the lock from before its request reaches the server until it is ended
+        // below: the commands in between meet a held lock however slowly this machine runs them.
         let running = try FetchctlProcess.start(["run", "slow.yaml", "--progress", "never"], in: dir, environment: environment)
-        try await Task.sleep(for: .milliseconds(700))
+        let deadline = ContinuousClock.now + .seconds(30)
+        while server.state.requests(pathPrefix: "/delay").isEmpty, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(server.state.requests(pathPrefix: "/delay").count == 1, "the slow run never sent its request")
         let stats = try await FetchctlProcess.run(["cache", "stats", "jobs.yaml"], in: dir)
         #expect(stats.status == 0, "reading works while a run holds the lock: \(stats.stderr)")
         #expect(stats.stdout.contains("entries:  2 (2.9 KiB)"), "\(stats.stdout)")
@@ -157,7 +161,9 @@ import Testing
         #expect(clear.stderr.contains("another fetchctl run (pid \(running.processIdentifier))"))
         let prune = try await FetchctlProcess.run(["cache", "prune", "jobs.yaml", "--max-size", "1500"], in: dir)
         #expect(prune.status == 75)
+        running.terminate()
         await FetchctlProcess.waitForExit(running)
+        #expect(running.terminationStatus == 143, "SIGTERM ends a run with 143")
 
         let pruned = try await FetchctlProcess.run(["cache", "prune", "jobs.yaml", "--max-size", "2500"], in: dir)
         #expect(pruned.status == 0, "\(pruned.stderr)")
