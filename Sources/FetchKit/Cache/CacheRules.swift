@@ -121,9 +121,28 @@ public enum CacheRules {
 
     /// Fields never stored and never taken from a `304` or `HEAD` (§3.1, §3.2): hop-by-hop fields
     /// (RFC 9110 §7.6.1), the proxy ones, and `Set-Cookie` (a login must never be replayed).
-    static let unstorable: Set<String> = ["connection", "keep-alive", "proxy-connection", "te", "transfer-encoding", "upgrade",
+    static let unstorable: [String] = ["connection", "keep-alive", "proxy-connection", "te", "transfer-encoding", "upgrade",
                                           "trailer", "proxy-authenticate", "proxy-authentication-info", "proxy-authorization",
-                                          "set-cookie", "set-cookie2"]
+                                       "set-cookie", "set-cookie2"]
+
+    /// `name` is one of `unstorable`, compared without case and without allocating, and only with
+    /// the names of its length (every field of every stored response is asked; a test checks
+    /// this against `unstorable`).
+    static func isUnstorable(_ name: String) -> Bool {
+        let same = HTTPHeaders.sameName
+        switch name.utf8.count {
+        case 2: return same(name, "te")
+        case 7: return same(name, "upgrade") || same(name, "trailer")
+        case 10: return same(name, "connection") || same(name, "keep-alive") || same(name, "set-cookie")
+        case 11: return same(name, "set-cookie2")
+        case 16: return same(name, "proxy-connection")
+        case 17: return same(name, "transfer-encoding")
+        case 18: return same(name, "proxy-authenticate")
+        case 19: return same(name, "proxy-authorization")
+        case 25: return same(name, "proxy-authentication-info")
+        default: return false
+        }
+    }
 
     /// Fields a `304` or `HEAD` never updates (§3.2): they describe the stored body as it was
     /// received and stored, which the new response did not carry.
@@ -157,13 +176,13 @@ public enum CacheRules {
     /// (`modify.strip_headers`). With `receivedAt`, a response without `Date` gets one (RFC 9110
     /// §6.6.1: a recipient that caches such a response appends the time it was received).
     public static func storedHeaders(from response: HTTPHeaders, strip: [String] = [], receivedAt: Date? = nil) -> HTTPHeaders {
-        // No set built per response: most have no `Connection` options beyond `keep-alive` and no `strip`.
+        // Names compared in place, without lowercased copies or sets: this runs for every response stored.
         let named = connectionNames(response)
-        let stripped = strip.map { $0.lowercased() }
         var stored = HTTPHeaders()
+        stored.reserveCapacity(response.count + 1)
         for field in response {
-            let name = field.name.lowercased()
-            if unstorable.contains(name) || named.contains(name) || stripped.contains(name) { continue }
+            if isUnstorable(field.name) || named.contains(where: { HTTPHeaders.sameName($0, field.name) })
+                || strip.contains(where: { HTTPHeaders.sameName($0, field.name) }) { continue }
             stored.add(name: field.name, value: field.value)
         }
         if let receivedAt, stored.value(for: "Date") == nil {
@@ -273,7 +292,7 @@ public enum CacheRules {
     /// with the entry's request and response times set to this exchange's, the stored ones would
     /// date it wrongly (§4.2.3).
     public static func updatedHeaders(stored: HTTPHeaders, from response: HTTPHeaders, strip: [String] = []) -> HTTPHeaders {
-        let excluded = unstorable.union(bodyDescribing).union(connectionNames(response)).union(strip.map { $0.lowercased() })
+        let excluded = Set(unstorable).union(bodyDescribing).union(connectionNames(response)).union(strip.map { $0.lowercased() })
         let replaced = Set(response.map { $0.name.lowercased() }).subtracting(excluded).union(["date", "age"])
         var headers = HTTPHeaders()
         for field in stored where !replaced.contains(field.name.lowercased()) {
@@ -375,11 +394,17 @@ public enum CacheRules {
         return a.trimmingCharacters(in: .whitespaces) == b.trimmingCharacters(in: .whitespaces)
     }
 
-    /// The lowercased field names listed by `Connection` (RFC 9110 §7.6.1).
-    static func connectionNames(_ headers: HTTPHeaders) -> Set<String> {
-        var names = Set<String>()
+    /// The field names listed by `Connection` (RFC 9110 §7.6.1), lowercased, less the connection
+    /// options that name no field (`keep-alive`, `close`), which nearly every response carries.
+    static func connectionNames(_ headers: HTTPHeaders) -> [String] {
+        var names: [String] = []
         for field in headers where HTTPHeaders.sameName(field.name, "Connection") {
-            for member in splitList(field.value) { names.insert(member.lowercased()) }
+            let value = field.value
+            if HTTPHeaders.sameName(value, "keep-alive") || HTTPHeaders.sameName(value, "close") { continue }
+            for member in splitList(value) {
+                let name = member.lowercased()
+                if name != "keep-alive", name != "close", !names.contains(name) { names.append(name) }
+            }
         }
         return names
     }

@@ -20,10 +20,12 @@ public protocol ResponseCache: Sendable {
     /// in that case unless reading failed midway.
     func readBody(of entry: CachedResponse, _ body: (ByteBuffer) throws -> Void) async throws
 
-    /// Copies the stored body of `entry` into the open file `descriptor` (a `save:`'s temporary
-    /// file) without passing it through memory, as `readBody` would deliver it; false when the
-    /// store can't (the session then calls `readBody`). Throws as `readBody` does. The default is false.
-    func copyBody(of entry: CachedResponse, to descriptor: Int32) async throws -> Bool
+    /// Puts the stored body of `entry` into a `save:`'s temporary file, open as `descriptor`,
+    /// without passing it through memory: copied into `descriptor`, or, where the store can and
+    /// the file's path `file` is given, that path replaced by a hard link to the stored body (the
+    /// descriptor's file then has no name left). False when the store can't (the session then
+    /// calls `readBody`). Throws as `readBody` does. The default is false.
+    func copyBody(of entry: CachedResponse, into file: String?, descriptor: Int32) async throws -> Bool
 
     /// Starts storing a body; nil when the store can't take one now (not writable, say).
     func makeBodyWriter() -> (any CacheBodyWriter)?
@@ -53,7 +55,7 @@ public protocol ResponseCache: Sendable {
 }
 
 extension ResponseCache {
-    public func copyBody(of entry: CachedResponse, to descriptor: Int32) async throws -> Bool { false }
+    public func copyBody(of entry: CachedResponse, into file: String?, descriptor: Int32) async throws -> Bool { false }
     public func makeBodyWriter(sharing file: String, descriptor: Int32) -> (any CacheBodyWriter)? { makeBodyWriter() }
 }
 

@@ -47,23 +47,24 @@ final class SQLiteCacheBodyWriter: CacheBodyWriter {
 
     /// - Parameters:
     ///   - directory: the cache directory (`tmp/` and `bodies/` are under it).
+    ///   - bodies: `directory/bodies`.
     ///   - source: the file the job's sink is writing the same body to, to link instead of copying.
     ///   - onFailure: told about a body that could not be put in place (a directory and a reason).
-    init(directory: String, sharing source: (path: String, descriptor: Int32)?,
+    init(directory: String, bodies: String, sharing source: (path: String, descriptor: Int32)?,
          onFailure: @escaping @Sendable (_ directory: String, _ reason: String) -> Void) throws {
         self.onFailure = onFailure
         self.source = source?.path
         sourceDescriptor = source?.descriptor ?? -1
         let serial = Self.counter.withLock { $0 += 1; return $0 }
         let number = Hex.string(UInt64(serial))
-        let name = Self.processTag + number
-        storageName = "bodies/" + number.suffix(2) + "/" + name  // buckets filled in turn
-        bodiesDirectory = directory + "/bodies"
+        let name = UTF8Text.joined(Self.processTag, number)
+        storageName = UTF8Text.joined("bodies/", String(number.suffix(2)), "/", name)  // buckets filled in turn
+        bodiesDirectory = bodies
         if source != nil {
-            path = directory + "/" + storageName
+            path = UTF8Text.joined(directory, "/", storageName)
             return
         }
-        path = directory + "/tmp/" + name + ".tmp"
+        path = UTF8Text.joined(directory, "/tmp/", name, ".tmp")
         var fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         if fd < 0, errno == ENOENT {
             try FileIO.createDirectory(containing: path)

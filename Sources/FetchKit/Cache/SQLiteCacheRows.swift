@@ -10,12 +10,7 @@ enum SQLiteCacheRows {
     /// Every row for `hash` and `method`, newest first, as `CachedResponse`s for `url`. A row that
     /// can't be read (a hand-edited method, say) is skipped.
     static func lookup(hash: String, method: HTTPMethod, url: String, hasModifiedColumn: Bool, in db: Database) throws -> [CachedResponse] {
-        let sql = """
-            SELECT id, method, status, headers, request_time, response_time, vary_names, vary_key, ttl, invalidated, body_size, body,
-                   \(hasModifiedColumn ? "body_mtime" : "NULL")
-            FROM responses WHERE url_hash = ? AND method = ? ORDER BY response_time DESC, id DESC
-            """
-        let statement = try db.cachedStatement(sql: sql).sqliteStatement
+        let statement = try db.cachedStatement(sql: hasModifiedColumn ? lookupSQL : lookupSQLBeforeV2).sqliteStatement
         sqlite3_reset(statement)
         defer { sqlite3_reset(statement) }  // ends the statement's read at once
         SQLiteC.bind(hash, to: statement, at: 1)
@@ -23,10 +18,26 @@ enum SQLiteCacheRows {
         var entries: [CachedResponse] = []
         while true {
             let code = sqlite3_step(statement)
-            if code == SQLITE_DONE { return entries }
+            // Newest first, sorted here: nearly always one row, and an ORDER BY set up SQLite's
+            // sorter for it on every lookup.
+            if code == SQLITE_DONE {
+                if entries.count > 1 { entries.sort { ($0.responseTime, $0.id) > ($1.responseTime, $1.id) } }
+                return entries
+            }
             guard code == SQLITE_ROW else { throw SQLiteC.failure(code, in: db, "SELECT FROM responses") }
             if let entry = entry(at: statement, url: url) { entries.append(entry) }
         }
+    }
+
+    /// Made once: GRDB finds its cached statement by this text, and a lookup built it anew each time.
+    private static let lookupSQL = lookupSQL(modified: "body_mtime")
+    private static let lookupSQLBeforeV2 = lookupSQL(modified: "NULL")
+    private static func lookupSQL(modified: String) -> String {
+        """
+        SELECT id, method, status, headers, request_time, response_time, vary_names, vary_key, ttl, invalidated, body_size, body,
+               \(modified)
+        FROM responses WHERE url_hash = ? AND method = ?
+        """
     }
 
     private static func entry(at statement: OpaquePointer, url: String) -> CachedResponse? {

@@ -104,7 +104,8 @@ public final class SQLiteResponseCache: ResponseCache {
     }
 
     public var indexPath: String { (directory as NSString).appendingPathComponent("index.sqlite") }
-    var bodiesPath: String { (directory as NSString).appendingPathComponent("bodies") }
+    /// `directory/bodies`, made once: every stored body's name starts with it.
+    let bodiesPath: String
     var temporaryPath: String { (directory as NSString).appendingPathComponent("tmp") }
 
     /// Opens (creating if needed) the cache in `directory`. An index that is not a database or is
@@ -117,6 +118,7 @@ public final class SQLiteResponseCache: ResponseCache {
                 redact: @escaping @Sendable (String) -> String = { $0 },
                 onProblem: @escaping @Sendable (CacheProblem) -> Void = { _ in }) throws {
         self.directory = directory
+        bodiesPath = (directory as NSString).appendingPathComponent("bodies")
         self.batchesStores = batchesStores
         self.redact = redact
         self.onProblem = onProblem
@@ -221,6 +223,11 @@ public final class SQLiteResponseCache: ResponseCache {
             // is checked with their size before they are served. NULL in rows stored before.
             try db.execute(sql: "ALTER TABLE responses ADD COLUMN body_mtime INTEGER")
         }
+        migrator.registerMigration("v3: no index on used_at") { db in
+            // Every store and every hit's `used_at` update paid for this index; only pruning past
+            // `max_size` reads rows in `used_at` order, and it sums every row's size first anyway.
+            try db.execute(sql: "DROP INDEX IF EXISTS responses_by_use")
+        }
         return migrator
     }
 
@@ -253,67 +260,6 @@ public final class SQLiteResponseCache: ResponseCache {
         }
     }
 
-    public func readBody(of entry: CachedResponse, _ body: (ByteBuffer) throws -> Void) async throws {
-        let fd = try await openBody(of: entry)
-        defer { Glibc.close(fd) }
-        var remaining = entry.bodySize
-        let allocator = ByteBufferAllocator()
-        while remaining > 0 {
-            var buffer = allocator.buffer(capacity: Int(min(remaining, 256 * 1024)))
-            var readError: Int32 = 0
-            let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 0) { raw in
-                let n = Glibc.read(fd, raw.baseAddress!, min(raw.count, Int(remaining)))
-                if n < 0 { readError = errno }
-                return max(0, n)  // a negative count would trap in ByteBuffer
-            }
-            if readError == EINTR { continue }
-            guard count > 0 else {
-                await remove(entry)
-                throw CacheMiss(reason: "the stored body could not be read")
-            }
-            remaining -= Int64(count)
-            try body(buffer)
-        }
-    }
-
-    /// With `sendfile`: the body never passes through this process's memory.
-    public func copyBody(of entry: CachedResponse, to descriptor: Int32) async throws -> Bool {
-        let fd = try await openBody(of: entry)
-        defer { Glibc.close(fd) }
-        // A failed copy is the job's own file failing (full, over its size limit): the job's error,
-        // as a failed write is when streaming; the entry stays. A short one is a body cut meanwhile.
-        let copied = try FileIO.copy(from: fd, to: descriptor, length: entry.bodySize, path: "the job's file")
-        guard copied == entry.bodySize else {
-            await remove(entry)
-            throw CacheMiss(reason: "the stored body could not be read")
-        }
-        return true
-    }
-
-    /// Opens the stored body of `entry` after checking it is still the one stored: its size and
-    /// (for a body linked to a job's output, which may be edited in place) its modification time.
-    /// A body that fails is removed with its entry and read as a miss.
-    private func openBody(of entry: CachedResponse) async throws -> Int32 {
-        let path = entry.storageName.isEmpty ? try await bodyPath(of: entry) : directory + "/" + entry.storageName
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            await remove(entry)
-            throw CacheMiss(reason: "the stored body is missing")
-        }
-        var info = stat()
-        guard fstat(fd, &info) == 0, Int64(info.st_size) == entry.bodySize else {
-            Glibc.close(fd)
-            await remove(entry)
-            throw CacheMiss(reason: "the stored body has the wrong size")
-        }
-        if let modified = entry.storageModified, SQLiteCacheBodyWriter.nanoseconds(info.st_mtim) != modified {
-            Glibc.close(fd)
-            await remove(entry)
-            throw CacheMiss(reason: "the stored body was modified")
-        }
-        return fd
-    }
-
     public func makeBodyWriter() -> (any CacheBodyWriter)? {
         makeBodyWriter(sharingIfPossible: nil)
     }
@@ -326,7 +272,7 @@ public final class SQLiteResponseCache: ResponseCache {
     private func makeBodyWriter(sharingIfPossible file: (path: String, descriptor: Int32)?) -> (any CacheBodyWriter)? {
         do {
             // The writer lives for one response: holding the cache strongly makes no cycle.
-            return try SQLiteCacheBodyWriter(directory: directory, sharing: file) { directory, reason in
+            return try SQLiteCacheBodyWriter(directory: directory, bodies: bodiesPath, sharing: file) { directory, reason in
                 self.report(directory, "cannot store responses: \(reason)")
             }
         } catch {
@@ -340,7 +286,7 @@ public final class SQLiteResponseCache: ResponseCache {
     public func store(_ entry: CachedResponse, body writer: any CacheBodyWriter) async {
         guard let writer = writer as? SQLiteCacheBodyWriter else { return writer.discard() }
         let relative = writer.storageName
-        let destination = (directory as NSString).appendingPathComponent(relative)
+        let destination = UTF8Text.joined(directory, "/", relative)
         writer.complete()  // done already when the session's caching sink finished
         if writer.failed { return writer.discard() }
         if !writer.isInPlace, !Self.move(writer.path, to: destination) {
@@ -401,7 +347,7 @@ public final class SQLiteResponseCache: ResponseCache {
 
     // MARK: - Helpers
 
-    private func bodyPath(of entry: CachedResponse) async throws -> String {
+    func bodyPath(of entry: CachedResponse) async throws -> String {
         let name = try? await pool.read { db in try String.fetchOne(db, sql: "SELECT body FROM responses WHERE id = ?", arguments: [entry.id]) }
         guard let name = name ?? nil else { throw CacheMiss(reason: "the entry is gone") }
         return (directory as NSString).appendingPathComponent(name)
@@ -427,7 +373,7 @@ public final class SQLiteResponseCache: ResponseCache {
 
     static func digest(_ text: String) -> String {
         var text = text
-        return text.withUTF8 { Hex.string(SHA256.hash(data: UnsafeRawBufferPointer($0))) }
+        return text.withUTF8 { SHA256.hash(data: UnsafeRawBufferPointer($0)).withUnsafeBytes { Hex.string($0) } }
     }
 
     /// Renames `path` to `destination`, creating the destination's directory if needed.
@@ -437,17 +383,20 @@ public final class SQLiteResponseCache: ResponseCache {
         return rename(path, destination) == 0
     }
 
-    /// Headers as `name: value` lines (field values never contain a line break).
+    /// Headers as `name: value` lines (field values never contain a line break), gathered as
+    /// bytes: `String.append` checks grapheme boundaries at every seam, which cost a cold run's
+    /// store more than its SQLite insert.
     static func encode(_ headers: HTTPHeaders) -> String {
-        var text = ""
-        text.reserveCapacity(headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 3 })
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 3 })
         for header in headers {
-            text.append(header.name)
-            text.append(": ")
-            text.append(header.value)
-            text.append("\n")
+            UTF8Text.append(header.name, to: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            bytes.append(UInt8(ascii: " "))
+            UTF8Text.append(header.value, to: &bytes)
+            bytes.append(UInt8(ascii: "\n"))
         }
-        return text
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The inverse of `encode`, scanning bytes (a hit decodes the stored headers once; Character
@@ -456,6 +405,7 @@ public final class SQLiteResponseCache: ResponseCache {
         var headers = HTTPHeaders()
         var text = text
         text.withUTF8 { bytes in
+            headers.reserveCapacity(bytes.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) })
             var start = 0
             while start < bytes.count {
                 var end = start

@@ -32,8 +32,8 @@ struct ChecksumHasher: Sendable {
     /// Lowercase hex of the digest.
     func finalize() -> String {
         switch engine {
-        case .sha256(let h): return Hex.string(h.finalize())
-        case .sha512(let h): return Hex.string(h.finalize())
+        case .sha256(let h): return h.finalize().withUnsafeBytes { Hex.string($0) }
+        case .sha512(let h): return h.finalize().withUnsafeBytes { Hex.string($0) }
         }
     }
 }

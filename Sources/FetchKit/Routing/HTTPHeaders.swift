@@ -32,6 +32,10 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
         headers.append(Header(name: name, value: value))
     }
 
+    public mutating func reserveCapacity(_ count: Int) {
+        headers.reserveCapacity(count)
+    }
+
     public mutating func remove(name: String) {
         headers.removeAll { Self.sameName($0.name, name) }
     }
@@ -47,9 +51,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
 
     /// Header names compare without regard to ASCII case (RFC 9110 §5.1), with no allocation.
     static func sameName(_ a: String, _ b: String) -> Bool {
-        a.utf8.count == b.utf8.count && zip(a.utf8, b.utf8).allSatisfy { x, y in
-            x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= UInt8(ascii: "a") && (x | 0x20) <= UInt8(ascii: "z"))
-        }
+        UTF8Text.equalsIgnoringASCIICase(a, b)
     }
 
     public var isEmpty: Bool { headers.isEmpty }

@@ -67,6 +67,9 @@ public final class FileSink: ResponseSink, StagedFileSink {
 
     var stagedFile: (path: String, descriptor: Int32)? { state.withLock { $0.fd >= 0 ? (temporaryPath, $0.fd) : nil } }
 
+    /// `finish` renames whatever file is at `temporaryPath`; only a durable save fsyncs its own descriptor.
+    var acceptsLinkedFile: Bool { !durable }
+
     public func write(_ chunk: ByteBuffer) throws {
         try state.withLock { s in
             guard s.fd >= 0 else { throw FetchError(.io, "'\(temporaryPath)' is not open") }

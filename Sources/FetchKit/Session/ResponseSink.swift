@@ -35,6 +35,9 @@ extension ResponseSink {
 protocol StagedFileSink: ResponseSink {
     /// The file the body is being written to and its descriptor, while the sink is open.
     var stagedFile: (path: String, descriptor: Int32)? { get }
+    /// Whether the staged file may be replaced by a hard link to a file with the same contents
+    /// before `finish` (a response cache's stored body): not when `finish` must sync what it wrote.
+    var acceptsLinkedFile: Bool { get }
 }
 
 /// Keeps the body in memory, for small responses a program wants as `Data`.

@@ -107,8 +107,9 @@ extension Session {
             _ = try await sink.prepare(request, attempt: info.attempt)
             try sink.open(head)
             var bytes: Int64 = 0
-            // Into a `save:`'s file, the store copies in the kernel; otherwise chunk by chunk.
-            if let staged = (sink as? any StagedFileSink)?.stagedFile, try await cache.copyBody(of: entry, to: staged.descriptor) {
+            // Into a `save:`'s file, the store links or copies in the kernel; otherwise chunk by chunk.
+            if let staged = sink as? any StagedFileSink, let file = staged.stagedFile,
+               try await cache.copyBody(of: entry, into: staged.acceptsLinkedFile ? file.path : nil, descriptor: file.descriptor) {
                 bytes = entry.bodySize
             } else {
                 try await cache.readBody(of: entry) { chunk in

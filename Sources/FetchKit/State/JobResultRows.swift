@@ -16,32 +16,23 @@ enum JobResultRows {
     static let rowsPerStatement = 64
     private static let columns = "(run_id, job, outcome, status, bytes, attempts, error, message, duration_ms, finished_at)"
 
-    /// Inserts `rows` in the caller's transaction.
+    /// Inserts `rows` in the caller's transaction, through statements the connection keeps
+    /// (GRDB's statement cache): a 64-row INSERT took SQLite longer to parse than to run, and a
+    /// run commits a batch every few milliseconds.
     static func insert(_ rows: some Collection<Row>, into db: Database) throws {
         var rest = rows[...]
-        var statements: [Int: OpaquePointer] = [:]
-        defer { for statement in statements.values { sqlite3_finalize(statement) } }
         while !rest.isEmpty {
             let chunk = rest.prefix(rowsPerStatement)
             rest = rest.dropFirst(chunk.count)
-            let statement: OpaquePointer
-            if let prepared = statements[chunk.count] {
-                statement = prepared
-            } else {
-                statement = try prepare(rows: chunk.count, in: db)
-                statements[chunk.count] = statement
-            }
+            let statement = try db.cachedStatement(sql: sql[chunk.count - 1]).sqliteStatement
+            defer { sqlite3_reset(statement) }
             try execute(statement, binding: chunk, in: db)
         }
     }
 
-    private static func prepare(rows: Int, in db: Database) throws -> OpaquePointer {
-        let values = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: rows).joined(separator: ", ")
-        let sql = "INSERT INTO job_results \(columns) VALUES \(values)"
-        var statement: OpaquePointer?
-        let code = sqlite3_prepare_v2(db.sqliteConnection, sql, -1, &statement, nil)
-        guard code == SQLITE_OK, let statement else { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: db.lastErrorMessage, sql: sql) }
-        return statement
+    /// The INSERT for 1 through `rowsPerStatement` rows.
+    private static let sql: [String] = (1...rowsPerStatement).map { rows in
+        "INSERT INTO job_results \(columns) VALUES " + Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: rows).joined(separator: ", ")
     }
 
     private static func execute(_ statement: OpaquePointer, binding rows: some Collection<Row>, in db: Database) throws {

@@ -214,6 +214,18 @@ enum CacheRuleFixture {
         #expect(F.values("Link", in: stored) == ["</a>", "</b>"])
     }
 
+    @Test func theUnstorableNamesAreKnownInAnyCaseAndNothingElse() {
+        for name in CacheRules.unstorable {
+            #expect(CacheRules.isUnstorable(name), "\(name)")
+            #expect(CacheRules.isUnstorable(name.uppercased()), "\(name)")
+            #expect(!CacheRules.isUnstorable(name + "s"), "\(name)s")
+            #expect(!CacheRules.isUnstorable(String(name.dropLast()) + "x"), "\(name)")
+        }
+        for name in ["Date", "ETag", "Cache-Control", "Content-Length", "Set-Cookie3", "t", ""] {
+            #expect(!CacheRules.isUnstorable(name), "\(name)")
+        }
+    }
+
     @Test func storedHeadersGainDateOnlyWhenMissing() {
         let without = CacheRules.storedHeaders(from: F.fields([("ETag", "\"a\"")]), receivedAt: F.at(5))
         #expect(without.value(for: "Date") == F.date(5))

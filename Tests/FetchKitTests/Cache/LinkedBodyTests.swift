@@ -46,6 +46,73 @@ import Glibc
         try await f.server.shutdown()
     }
 
+    /// Outputs deleted, the cache kept (a clean workspace with a persisted cache): the hit links the
+    /// stored body back into place instead of copying it.
+    @Test func aHitIntoAnEmptyOutputDirectoryIsLinked() async throws {
+        let f = try CacheFixture(server: try await TestServer.start(), jobs: Self.jobs)
+        _ = try await f.run()
+        let original = try Data(contentsOf: URL(fileURLWithPath: f.files.path("out/one.bin")))
+        try FileManager.default.removeItem(atPath: f.files.path("out"))
+        let bodies = bodyFiles(f.cacheDirectory)
+        try #require(bodies.count == 1)
+        #expect(try status(bodies[0]).st_nlink == 1)
+        let second = try await f.run()
+        #expect(second.cacheUses("one") == [.hit])
+        let served = try status(f.files.path("out/one.bin"))
+        #expect(served.st_ino == (try status(bodies[0])).st_ino, "linked, not copied")
+        #expect(served.st_nlink == 2)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: f.files.path("out/one.bin"))) == original)
+        #expect(f.requests("linked").count == 1)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: f.files.path("out")).filter { $0 != "one.bin" }
+        #expect(leftovers.isEmpty, "no temporary file left: \(leftovers)")
+        try await f.server.shutdown()
+    }
+
+    /// Two saves of one stored response: at most one of them is the cache's body; editing one
+    /// output never changes the other.
+    @Test func twoSavesOfOneStoredBodyNeverShareAFile() async throws {
+        let f = try CacheFixture(server: try await TestServer.start(), jobs: """
+            settings: {output_dir: out}
+            jobs:
+              - {id: a, url: "${BASE}/cache/twice?max_age=600&size=3000&fixed=1", save: a.bin}
+              - {id: b, url: "${BASE}/cache/twice?max_age=600&size=3000&fixed=1", save: b.bin, needs: [a]}
+            """)
+        for round in 1...2 {
+            let run = try await f.run()
+            #expect(run.cacheUses("b") == [.hit], "round \(round)")
+            let a = try status(f.files.path("out/a.bin")), b = try status(f.files.path("out/b.bin"))
+            #expect(a.st_ino != b.st_ino, "round \(round)")
+            #expect(a.st_size == 3000 && b.st_size == 3000)
+            try FileManager.default.removeItem(atPath: f.files.path("out"))
+        }
+        #expect(f.requests("twice").count == 1)
+        try await f.server.shutdown()
+    }
+
+    /// A body the cache wrote itself (no `save:` when it was stored) is private to the cache
+    /// (mode 0600): a later save gets a copy with the save's own mode, never that file.
+    @Test func aBodyTheCacheWroteItselfIsCopiedIntoASave() async throws {
+        let f = try CacheFixture(server: try await TestServer.start(), jobs: """
+            settings: {output_dir: out}
+            jobs:
+              - {id: check, url: "${BASE}/cache/private?max_age=600&size=2000&fixed=1"}
+              - {id: keep, url: "${BASE}/cache/private?max_age=600&size=2000&fixed=1", save: keep.bin, needs: [check]}
+            """)
+        let run = try await f.run()
+        #expect(run.cacheUses("keep") == [.hit])
+        let bodies = bodyFiles(f.cacheDirectory)
+        try #require(bodies.count == 1)
+        let body = try status(bodies[0]), saved = try status(f.files.path("out/keep.bin"))
+        #expect(body.st_mode & 0o777 == 0o600)
+        #expect(saved.st_ino != body.st_ino && body.st_nlink == 1)
+        // The umask from /proc: setting it to read it would race with the tests creating files meanwhile.
+        let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+        let umask = status.split(separator: "\n").first { $0.hasPrefix("Umask:") }.flatMap { mode_t($0.dropFirst(6).trimmingCharacters(in: .whitespaces), radix: 8) }
+        #expect(saved.st_mode & 0o777 == 0o644 & ~(try #require(umask)), "the save's own mode, not the cache's")
+        #expect(saved.st_size == 2000)
+        try await f.server.shutdown()
+    }
+
     @Test(arguments: ["same size", "appended"])
     func anOutputEditedInPlaceIsAMiss(edit: String) async throws {
         let f = try CacheFixture(server: try await TestServer.start(), jobs: Self.jobs)

@@ -1,0 +1,58 @@
+/// Strings built and compared as UTF-8 bytes, for the per-response paths (header names, cache
+/// rows, file names). `String`'s own `+`, `append` and `utf8` iteration check grapheme boundaries
+/// or go through the view's index machinery at every step, which a profile of a cold cached run
+/// found costing more than the SQLite insert of the same response.
+enum UTF8Text {
+    /// The parts one after another, in one allocation.
+    static func joined(_ a: String, _ b: String, _ c: String = "", _ d: String = "") -> String {
+        let total = a.utf8.count + b.utf8.count + c.utf8.count + d.utf8.count
+        return String(unsafeUninitializedCapacity: total) { buffer in
+            var offset = copy(a, into: buffer, at: 0)
+            offset = copy(b, into: buffer, at: offset)
+            offset = copy(c, into: buffer, at: offset)
+            return copy(d, into: buffer, at: offset)
+        }
+    }
+
+    /// Appends `text`'s bytes to `bytes` (a memory copy for a native string).
+    @inline(__always)
+    static func append(_ text: String, to bytes: inout [UInt8]) {
+        if text.utf8.withContiguousStorageIfAvailable({ bytes.append(contentsOf: $0) }) == nil {
+            bytes.append(contentsOf: text.utf8)
+        }
+    }
+
+    /// Whether `a` and `b` are equal ignoring ASCII case (HTTP field names, RFC 9110 §5.1).
+    static func equalsIgnoringASCIICase(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
+        let fast = a.utf8.withContiguousStorageIfAvailable { x in
+            b.utf8.withContiguousStorageIfAvailable { y in equalIgnoringASCIICase(x, y) }
+        }
+        if let fast, let result = fast { return result }
+        return zip(a.utf8, b.utf8).allSatisfy { sameIgnoringASCIICase($0, $1) }
+    }
+
+    private static func equalIgnoringASCIICase(_ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>) -> Bool {
+        for index in 0..<x.count where !sameIgnoringASCIICase(x[index], y[index]) { return false }
+        return true
+    }
+
+    @inline(__always)
+    private static func sameIgnoringASCIICase(_ x: UInt8, _ y: UInt8) -> Bool {
+        x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= UInt8(ascii: "a") && (x | 0x20) <= UInt8(ascii: "z"))
+    }
+
+    private static func copy(_ text: String, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int) -> Int {
+        let copied = text.utf8.withContiguousStorageIfAvailable { bytes -> Int in
+            _ = UnsafeMutableBufferPointer(rebasing: buffer[offset..<(offset + bytes.count)]).initialize(from: bytes)
+            return offset + bytes.count
+        }
+        if let copied { return copied }
+        var offset = offset
+        for byte in text.utf8 {
+            buffer[offset] = byte
+            offset += 1
+        }
+        return offset
+    }
+}
