@@ -20,12 +20,17 @@ public protocol ResponseCache: Sendable {
     /// in that case unless reading failed midway.
     func readBody(of entry: CachedResponse, _ body: (ByteBuffer) throws -> Void) async throws
 
-    /// Puts the stored body of `entry` into a `save:`'s temporary file, open as `descriptor`,
-    /// without passing it through memory: copied into `descriptor`, or, where the store can and
-    /// the file's path `file` is given, that path replaced by a hard link to the stored body (the
-    /// descriptor's file then has no name left). False when the store can't (the session then
-    /// calls `readBody`). Throws as `readBody` does. The default is false.
-    func copyBody(of entry: CachedResponse, into file: String?, descriptor: Int32) async throws -> Bool
+    /// Puts the stored body of `entry` at a `save:`'s `destination` as a hard link to the stored
+    /// file, where the store can do so safely (no other file shares the body, and it has the owner
+    /// and mode a saved file gets): nothing is opened for writing and no byte is written. When
+    /// `destination` exists, the link is made as `staging` and renamed over it, so `destination`
+    /// is never missing or partial. False, with nothing changed, when the store can't (the session
+    /// then calls `copyBody` or `readBody`). Throws as `readBody` does. The default is false.
+    func linkBody(of entry: CachedResponse, to destination: String, staging: String) async throws -> Bool
+    /// Copies the stored body of `entry` into a `save:`'s temporary file, open as `descriptor`,
+    /// without passing it through memory. False when the store can't (the session then calls
+    /// `readBody`). Throws as `readBody` does. The default is false.
+    func copyBody(of entry: CachedResponse, descriptor: Int32) async throws -> Bool
 
     /// Starts storing a body; nil when the store can't take one now (not writable, say).
     func makeBodyWriter() -> (any CacheBodyWriter)?
@@ -55,7 +60,8 @@ public protocol ResponseCache: Sendable {
 }
 
 extension ResponseCache {
-    public func copyBody(of entry: CachedResponse, into file: String?, descriptor: Int32) async throws -> Bool { false }
+    public func linkBody(of entry: CachedResponse, to destination: String, staging: String) async throws -> Bool { false }
+    public func copyBody(of entry: CachedResponse, descriptor: Int32) async throws -> Bool { false }
     public func makeBodyWriter(sharing file: String, descriptor: Int32) -> (any CacheBodyWriter)? { makeBodyWriter() }
 }
 

@@ -347,7 +347,9 @@ public final class SQLiteResponseCache: ResponseCache {
 
     // MARK: - Helpers
 
+    /// The stored body's file: the name the entry carries, else the one its row has now.
     func bodyPath(of entry: CachedResponse) async throws -> String {
+        if !entry.storageName.isEmpty { return UTF8Text.joined(directory, "/", entry.storageName) }
         let name = try? await pool.read { db in try String.fetchOne(db, sql: "SELECT body FROM responses WHERE id = ?", arguments: [entry.id]) }
         guard let name = name ?? nil else { throw CacheMiss(reason: "the entry is gone") }
         return (directory as NSString).appendingPathComponent(name)

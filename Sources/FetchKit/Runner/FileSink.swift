@@ -67,8 +67,8 @@ public final class FileSink: ResponseSink, StagedFileSink {
 
     var stagedFile: (path: String, descriptor: Int32)? { state.withLock { $0.fd >= 0 ? (temporaryPath, $0.fd) : nil } }
 
-    /// `finish` renames whatever file is at `temporaryPath`; only a durable save fsyncs its own descriptor.
-    var acceptsLinkedFile: Bool { !durable }
+    /// A hit linked into place needs neither `open` nor `finish`; a durable save syncs what it wrote itself.
+    var linkTarget: (destination: String, staging: String)? { durable ? nil : (destination, temporaryPath) }
 
     public func write(_ chunk: ByteBuffer) throws {
         try state.withLock { s in

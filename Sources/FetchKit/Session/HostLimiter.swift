@@ -126,14 +126,16 @@ final class RateLimiter: Sendable {
         let key = host.lowercased()
         guard let interval = intervals[key] else { return .now }
         while true {
-            let wait = next.withLock { next -> ContinuousClock.Instant? in
+            // The grant's own instant, read under the lock: one read after it could be late by a
+            // preemption, and two grants would then look closer than the interval.
+            let (instant, granted) = next.withLock { next -> (ContinuousClock.Instant, Bool) in
                 let now = ContinuousClock.now
-                if let due = next[key], due > now { return due }
+                if let due = next[key], due > now { return (due, false) }
                 next[key] = now + interval
-                return nil
+                return (now, true)
             }
-            guard let wait else { return .now }
-            try await Task.sleep(until: wait, clock: .continuous)
+            if granted { return instant }
+            try await Task.sleep(until: instant, clock: .continuous)
         }
     }
 }

@@ -35,9 +35,11 @@ extension ResponseSink {
 protocol StagedFileSink: ResponseSink {
     /// The file the body is being written to and its descriptor, while the sink is open.
     var stagedFile: (path: String, descriptor: Int32)? { get }
-    /// Whether the staged file may be replaced by a hard link to a file with the same contents
-    /// before `finish` (a response cache's stored body): not when `finish` must sync what it wrote.
-    var acceptsLinkedFile: Bool { get }
+    /// Where a stored body with the same contents may be hard-linked instead of written (a
+    /// response cache hit): the destination, and a sibling name to link under first when the
+    /// destination already exists (then renamed over it, so it is never missing). nil when the
+    /// save must write and sync a file of its own (`durable`).
+    var linkTarget: (destination: String, staging: String)? { get }
 }
 
 /// Keeps the body in memory, for small responses a program wants as `Data`.

@@ -105,19 +105,24 @@ extension Session {
         if !sink.handles(status: head.status), options.validator.validate(head, for: request, url: info.url) != nil { return nil }
         do {
             _ = try await sink.prepare(request, attempt: info.attempt)
-            try sink.open(head)
             var bytes: Int64 = 0
-            // Into a `save:`'s file, the store links or copies in the kernel; otherwise chunk by chunk.
-            if let staged = sink as? any StagedFileSink, let file = staged.stagedFile,
-               try await cache.copyBody(of: entry, into: staged.acceptsLinkedFile ? file.path : nil, descriptor: file.descriptor) {
+            // Into a `save:`, the stored body is linked into place where the store can (no file
+            // opened, no byte written), else copied in the kernel; otherwise chunk by chunk.
+            let staged = sink as? any StagedFileSink
+            if let target = staged?.linkTarget, try await cache.linkBody(of: entry, to: target.destination, staging: target.staging) {
                 bytes = entry.bodySize
             } else {
-                try await cache.readBody(of: entry) { chunk in
-                    bytes += Int64(chunk.readableBytes)
-                    try sink.write(chunk)
+                try sink.open(head)
+                if let file = staged?.stagedFile, try await cache.copyBody(of: entry, descriptor: file.descriptor) {
+                    bytes = entry.bodySize
+                } else {
+                    try await cache.readBody(of: entry) { chunk in
+                        bytes += Int64(chunk.readableBytes)
+                        try sink.write(chunk)
+                    }
                 }
+                try await sink.finish()
             }
-            try await sink.finish()
             cache.didServe(entry, as: use)
             if reportsMetrics {
                 eventMonitor.request(info, didGatherMetrics: RequestMetrics(status: head.status, bytes: bytes, duration: .now - started, cache: use,

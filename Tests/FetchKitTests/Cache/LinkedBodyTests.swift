@@ -36,12 +36,15 @@ import Glibc
         let body = try status(bodies[0])
         #expect(output.st_ino == body.st_ino && output.st_dev == body.st_dev, "a link, not a copy")
         #expect(body.st_nlink == 2)
-        // The hit is written as a file of its own (copied), so outputs never share storage.
+        // A rerun whose output is still that file, unchanged: the hit writes nothing at all.
         let second = try await f.run()
         #expect(second.cacheUses("one") == [.hit])
         let served = try status(f.files.path("out/one.bin"))
-        #expect(served.st_ino != body.st_ino)
+        #expect(served.st_ino == body.st_ino && served.st_nlink == 2)
+        #expect(served.st_mtim.tv_sec == output.st_mtim.tv_sec && served.st_mtim.tv_nsec == output.st_mtim.tv_nsec, "not rewritten")
         #expect(served.st_size == 5000)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: f.files.path("out")).filter { $0 != "one.bin" }
+        #expect(leftovers.isEmpty, "no temporary file left: \(leftovers)")
         #expect(f.requests("linked").count == 1)
         try await f.server.shutdown()
     }
@@ -65,6 +68,29 @@ import Glibc
         #expect(f.requests("linked").count == 1)
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: f.files.path("out")).filter { $0 != "one.bin" }
         #expect(leftovers.isEmpty, "no temporary file left: \(leftovers)")
+        try await f.server.shutdown()
+    }
+
+    /// An output replaced by another file (not edited in place: the stored body is untouched): the
+    /// hit links the stored body over it under a sibling name and a rename, never leaving the
+    /// destination missing or the sibling behind.
+    @Test func aReplacedOutputIsLinkedOverAtomically() async throws {
+        let f = try CacheFixture(server: try await TestServer.start(), jobs: Self.jobs)
+        _ = try await f.run()
+        let path = f.files.path("out/one.bin")
+        let original = try Data(contentsOf: URL(fileURLWithPath: path))
+        try FileManager.default.removeItem(atPath: path)
+        try Data("another file".utf8).write(to: URL(fileURLWithPath: path))
+        let second = try await f.run()
+        #expect(second.cacheUses("one") == [.hit])
+        let bodies = bodyFiles(f.cacheDirectory)
+        try #require(bodies.count == 1)
+        let served = try status(path)
+        #expect(served.st_ino == (try status(bodies[0])).st_ino && served.st_nlink == 2, "linked, not copied")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == original)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: f.files.path("out")).filter { $0 != "one.bin" }
+        #expect(leftovers.isEmpty, "no temporary file left: \(leftovers)")
+        #expect(f.requests("linked").count == 1)
         try await f.server.shutdown()
     }
 
