@@ -27,6 +27,11 @@ final class SQLiteCacheBodyWriter: CacheBodyWriter {
     /// The name under the cache directory the index row records (`bodies/xx/<random>`).
     let storageName: String
     private let bodiesDirectory: String
+    /// `bodies/` open as a directory (-1 if it couldn't be), and the body's name under it
+    /// (`xx/<name>`): linking relative to it walks two path components instead of the cache's
+    /// whole path, which was most of a link's cost.
+    private let bodiesDescriptor: Int32
+    private let relativeName: String
     /// The sink's file to link, and its open descriptor (for `fstat`; never written or closed
     /// here); nil when copying.
     private let source: String?
@@ -47,10 +52,10 @@ final class SQLiteCacheBodyWriter: CacheBodyWriter {
 
     /// - Parameters:
     ///   - directory: the cache directory (`tmp/` and `bodies/` are under it).
-    ///   - bodies: `directory/bodies`.
+    ///   - bodies: `directory/bodies`, and that directory open, or -1.
     ///   - source: the file the job's sink is writing the same body to, to link instead of copying.
     ///   - onFailure: told about a body that could not be put in place (a directory and a reason).
-    init(directory: String, bodies: String, sharing source: (path: String, descriptor: Int32)?,
+    init(directory: String, bodies: String, bodiesDescriptor: Int32, sharing source: (path: String, descriptor: Int32)?,
          onFailure: @escaping @Sendable (_ directory: String, _ reason: String) -> Void) throws {
         self.onFailure = onFailure
         self.source = source?.path
@@ -58,8 +63,10 @@ final class SQLiteCacheBodyWriter: CacheBodyWriter {
         let serial = Self.counter.withLock { $0 += 1; return $0 }
         let number = Hex.string(UInt64(serial))
         let name = UTF8Text.joined(Self.processTag, number)
-        storageName = UTF8Text.joined("bodies/", String(number.suffix(2)), "/", name)  // buckets filled in turn
+        relativeName = UTF8Text.joined(String(number.suffix(1)), "/", name)  // 16 buckets filled in turn
+        storageName = UTF8Text.joined("bodies/", relativeName)
         bodiesDirectory = bodies
+        self.bodiesDescriptor = bodiesDescriptor
         if source != nil {
             path = UTF8Text.joined(directory, "/", storageName)
             return
@@ -132,11 +139,13 @@ final class SQLiteCacheBodyWriter: CacheBodyWriter {
             return
         }
         var linked = true
-        if link(source, path) != 0 {
+        let made = bodiesDescriptor >= 0 ? linkat(AT_FDCWD, source, bodiesDescriptor, relativeName, 0) : link(source, path)
+        if made != 0 {
             linked = false
             if errno == ENOENT {
-                // `bodies/xx/` is made on first use (and `bodies/` with it).
-                let bucket = bodiesDirectory + "/" + storageName.dropFirst("bodies/".count).prefix(2)
+                // `bodies/xx/` is made on first use (and `bodies/` with it), by its whole path: the
+                // directory open as `bodiesDescriptor` may have been removed meanwhile.
+                let bucket = bodiesDirectory + "/" + relativeName.prefix(1)
                 for directory in [bodiesDirectory, bucket] where mkdir(directory, 0o755) != 0 && errno != EEXIST {
                     throw Failure(errno)
                 }

@@ -40,9 +40,9 @@ extension SQLiteResponseCache {
         guard let mode = Self.savedFileMode else { return false }
         // By name, not opened: a stored body is never rewritten, only removed, and a body removed
         // meanwhile fails the link, which then falls back to a copy (or a miss).
-        let path = try await bodyPath(of: entry)
+        let (directory, name) = try await bodyLocation(of: entry)
         var info = stat()
-        guard stat(path, &info) == 0 else {
+        guard fstatat(directory, name, &info, 0) == 0 else {
             await remove(entry)
             throw CacheMiss(reason: "the stored body is missing")
         }
@@ -52,7 +52,17 @@ extension SQLiteResponseCache {
         var existing = stat()
         if info.st_nlink == 2, stat(destination, &existing) == 0, existing.st_ino == info.st_ino, existing.st_dev == info.st_dev { return true }
         guard info.st_nlink == 1, info.st_uid == geteuid(), info.st_mode & 0o7777 == mode else { return false }
-        return Self.link(path, to: destination, staging: staging)
+        return Self.link(at: directory, name, to: destination, staging: staging)
+    }
+
+    /// Where the body of `entry` is, for the `*at` calls: relative to `bodies/` when that is open
+    /// (two path components to walk instead of the cache's whole path), else its whole path.
+    private func bodyLocation(of entry: CachedResponse) async throws -> (directory: Int32, name: String) {
+        let prefix = "bodies/"
+        if bodiesDescriptor >= 0, entry.storageName.utf8.starts(with: prefix.utf8) {
+            return (bodiesDescriptor, String(entry.storageName.utf8.dropFirst(prefix.utf8.count))!)
+        }
+        return (AT_FDCWD, try await bodyPath(of: entry))
     }
 
     /// Copied with `sendfile`: the body never passes through this process's memory.
@@ -103,18 +113,18 @@ extension SQLiteResponseCache {
         }
     }
 
-    /// Links `body` at `destination`: directly when nothing is there (one system call), else under
+    /// Links `body` (relative to `directory`) at `destination`: directly when nothing is there (one system call), else under
     /// `staging` and renamed over it, so `destination` is never missing. Two saves of the same
     /// stored body at once: only one may share it (the link count says so), the other copies.
     /// False, with `destination` untouched, when no link was kept.
-    private static func link(_ body: String, to destination: String, staging: String) -> Bool {
+    private static func link(at directory: Int32, _ body: String, to destination: String, staging: String) -> Bool {
         var target = destination
-        var made = Glibc.link(body, destination) == 0
+        var made = linkat(directory, body, AT_FDCWD, destination, 0) == 0
         if !made, errno == ENOENT, (try? FileIO.createDirectory(containing: destination)) != nil {
-            made = Glibc.link(body, destination) == 0
+            made = linkat(directory, body, AT_FDCWD, destination, 0) == 0
         }
         if !made {
-            guard errno == EEXIST, Glibc.link(body, staging) == 0 else { return false }
+            guard errno == EEXIST, linkat(directory, body, AT_FDCWD, staging, 0) == 0 else { return false }
             target = staging
         }
         var linked = stat()

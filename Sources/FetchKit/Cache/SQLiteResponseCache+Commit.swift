@@ -13,20 +13,19 @@ extension SQLiteResponseCache {
     /// cost a few commits rather than one each, while a lone store is committed at once.
     func commit(_ row: PendingRow) async {
         if batchesStores {
-            let schedule = state.withLock { s -> Bool in
+            state.withLock { s in
                 var row = row
                 row.isNew = s.empty && s.storedURLs.insert(row.key).inserted
                 row.generation = s.generation
                 s.deferred.append(row)
                 s.uncommitted[row.key, default: 0] += 1
-                defer { s.flushScheduled = true }
-                return !s.flushScheduled
-            }
-            if schedule {
-                // Weakly: a cache closed before its timer fires (finishRun flushed) is not kept open.
-                Task { [weak self] in
+                guard s.flushTimer == nil else { return }
+                // Holds the cache until it fires or a flush cancels it (`finishRun` flushes). Not
+                // weakly: a weak reference gives the cache a side table, and every retain and release
+                // of it (several per request) then takes the runtime's slow path.
+                s.flushTimer = Task {
                     try? await Task.sleep(for: .milliseconds(100))
-                    await self?.flushDeferred()
+                    if !Task.isCancelled { await self.flushDeferred() }
                 }
             }
             return
@@ -50,7 +49,9 @@ extension SQLiteResponseCache {
         let flush = state.withLock { s -> Task<Void, Never> in
             let rows = s.deferred
             s.deferred = []
-            s.flushScheduled = false
+            // The timer's own flush cancels nothing that matters: it is past its sleep.
+            s.flushTimer?.cancel()
+            s.flushTimer = nil
             let previous = s.lastFlush
             s.flushes += 1
             let number = s.flushes
@@ -86,10 +87,16 @@ extension SQLiteResponseCache {
 
     func insert(_ rows: [PendingRow]) async {
         let invalidated = state.withLock { $0.invalidatedAt }
+        if invalidated.isEmpty { return await insertChecked(rows) }
         let (rows, dropped) = rows.reduce(into: ([PendingRow](), [PendingRow]())) { out, row in
             if let at = invalidated[row.hash], at > row.generation { out.1.append(row) } else { out.0.append(row) }
         }
         for row in dropped { unlink((directory as NSString).appendingPathComponent(row.body)) }
+        await insertChecked(rows)
+    }
+
+    /// Inserts rows no invalidation has dropped.
+    private func insertChecked(_ rows: [PendingRow]) async {
         if rows.isEmpty { return }
         do {
             let replaced = try await pool.write { db in try SQLiteCacheRows.insert(rows, in: db) }

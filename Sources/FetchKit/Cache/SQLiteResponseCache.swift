@@ -31,11 +31,11 @@ import Glibc
 /// ```
 public final class SQLiteResponseCache: ResponseCache {
     public let directory: String
-    /// Stores return once their body is in place and their rows are committed together every 20 ms
+    /// Stores return once their body is in place and their rows are committed together every 100 ms
     /// (and before an invalidation, and at `finishRun`), as the state store gathers job results: a
     /// batch of thousands of jobs then costs a few commits and no wake-up of its own per response.
-    /// A response stored in the last 20 ms is not yet found by a lookup, and a `kill -9` loses at
-    /// most those rows (their bodies become orphans that `prune` removes). Off by default: a
+    /// A lookup of a URL whose row is still waiting commits the batch first; a `kill -9` loses at
+    /// most the last 100 ms of rows (their bodies become orphans that `prune` removes). Off by default: a
     /// library's next request expects to find what the previous one stored; `fetchctl run` turns it on.
     public let batchesStores: Bool
     let pool: DatabasePool
@@ -63,7 +63,8 @@ public final class SQLiteResponseCache: ResponseCache {
         var storedURLs: Set<String> = []
         /// With `batchesStores`: rows gathered for the next timed commit.
         var deferred: [PendingRow] = []
-        var flushScheduled = false
+        /// The timer that commits `deferred` 100 ms after the first row of a batch.
+        var flushTimer: Task<Void, Never>?
         /// URLs with a batched row not committed yet (deferred, or in a flush under way), and the
         /// last flush (flushes run one after another): a lookup for one of them waits for the commit.
         var uncommitted: [String: Int] = [:]
@@ -106,6 +107,9 @@ public final class SQLiteResponseCache: ResponseCache {
     public var indexPath: String { (directory as NSString).appendingPathComponent("index.sqlite") }
     /// `directory/bodies`, made once: every stored body's name starts with it.
     let bodiesPath: String
+    /// `bodies/` open for links relative to it; -1 when read-only or it can't be opened
+    /// (paths are used then, and report what is wrong).
+    let bodiesDescriptor: Int32
     var temporaryPath: String { (directory as NSString).appendingPathComponent("tmp") }
 
     /// Opens (creating if needed) the cache in `directory`. An index that is not a database or is
@@ -124,6 +128,7 @@ public final class SQLiteResponseCache: ResponseCache {
         self.onProblem = onProblem
         let path = (directory as NSString).appendingPathComponent("index.sqlite")
         if readOnly {
+            bodiesDescriptor = -1
             guard FileManager.default.fileExists(atPath: path) else {
                 throw FetchError(.io, "no response cache in '\(directory)'")
             }
@@ -155,8 +160,19 @@ public final class SQLiteResponseCache: ResponseCache {
         }
         hasModifiedColumn = true
         do { lookups = try Self.openLookups(path) } catch { throw FetchError(.io, "cannot open the response cache '\(path)': \(error)") }
+        let made = mkdir(bodiesPath, 0o755) == 0
+        bodiesDescriptor = Glibc.open(bodiesPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        // A new cache gets its 16 buckets (`bodies/0` … `bodies/f`) at once: made on first use,
+        // each cost a failed link and two `mkdir`s in the middle of a response.
+        if made, bodiesDescriptor >= 0 {
+            for digit in "0123456789abcdef" { mkdirat(bodiesDescriptor, String(digit), 0o755) }
+        }
         let count = (try? pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM responses") }) ?? nil
         state.withLock { $0.empty = count == 0 }
+    }
+
+    deinit {
+        if bodiesDescriptor >= 0 { Glibc.close(bodiesDescriptor) }
     }
 
     private static func open(_ path: String) throws -> DatabasePool {
@@ -234,8 +250,9 @@ public final class SQLiteResponseCache: ResponseCache {
     // MARK: - ResponseCache
 
     public func entries(method: HTTPMethod, url: String) async -> [CachedResponse] {
-        let (known, waiting) = state.withLock { s in
-            (!s.empty || s.storedURLs.contains(url), s.uncommitted[url] != nil)
+        let (known, waiting) = state.withLock { s -> (Bool, Bool) in
+            guard !s.empty || s.storedURLs.contains(url) else { return (false, false) }
+            return (true, !s.uncommitted.isEmpty && s.uncommitted[url] != nil)
         }
         if !known { return [] }
         if waiting { await flushDeferred() }  // stored a moment ago, not committed yet
@@ -272,7 +289,7 @@ public final class SQLiteResponseCache: ResponseCache {
     private func makeBodyWriter(sharingIfPossible file: (path: String, descriptor: Int32)?) -> (any CacheBodyWriter)? {
         do {
             // The writer lives for one response: holding the cache strongly makes no cycle.
-            return try SQLiteCacheBodyWriter(directory: directory, bodies: bodiesPath, sharing: file) { directory, reason in
+            return try SQLiteCacheBodyWriter(directory: directory, bodies: bodiesPath, bodiesDescriptor: bodiesDescriptor, sharing: file) { directory, reason in
                 self.report(directory, "cannot store responses: \(reason)")
             }
         } catch {
