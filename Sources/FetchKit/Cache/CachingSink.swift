@@ -83,14 +83,24 @@ final class CachingSink<Inner: ResponseSink>: ResponseSink, RedirectObserving {
             state.withLock { $0.notModified = head }
             return
         }
-        try inner.open(head)
-        guard let sent, !redirected, let varyNames = lookup.mayStore(head, sent: sent) else { return }
-        let shared = (inner as? any StagedFileSink)?.stagedFile
-        if let writer = shared.map({ cache.makeBodyWriter(sharing: $0.path, descriptor: $0.descriptor) }) ?? cache.makeBodyWriter() {
-            state.withLock { s in
-                s.writer = writer
-                s.varyNames = varyNames
+        guard let sent, !redirected, let varyNames = lookup.mayStore(head, sent: sent) else { return try inner.open(head) }
+        // A `save:` writes the body into the cache's own file and links it into place: one copy.
+        var writer: (any CacheBodyWriter)?
+        if let staged = inner as? any StagedFileSink, staged.linkTarget != nil, let shared = cache.makeSharedBodyWriter(), let file = shared.sharedFile {
+            do {
+                try staged.open(head, sharing: file)
+                writer = shared
+            } catch {
+                shared.discard()  // the cache's directory refused the file: save as usual, store a copy
             }
+        }
+        if writer == nil {
+            try inner.open(head)
+            writer = cache.makeBodyWriter()
+        }
+        state.withLock { s in
+            s.writer = writer
+            s.varyNames = varyNames
         }
     }
 
@@ -114,7 +124,7 @@ final class CachingSink<Inner: ResponseSink>: ResponseSink, RedirectObserving {
         if notModified != nil { return }
         var writer = collected
         do {
-            // Before the inner sink moves its file: a writer sharing that file links it now.
+            // Before the inner sink moves (or links) its file into place.
             try writer?.complete()
         } catch {
             writer?.discard()

@@ -35,11 +35,13 @@ public protocol ResponseCache: Sendable {
     /// Starts storing a body; nil when the store can't take one now (not writable, say).
     func makeBodyWriter() -> (any CacheBodyWriter)?
 
-    /// Starts storing a body that the job's sink is writing, byte for byte, to `file` too (a
-    /// `save:`'s temporary file, moved into place after `CacheBodyWriter.complete()`), open as
-    /// `descriptor` (to `fstat`; a store never writes or closes it). A store on the same file
-    /// system may keep a hard link to that file instead of a copy. The default is `makeBodyWriter()`.
-    func makeBodyWriter(sharing file: String, descriptor: Int32) -> (any CacheBodyWriter)?
+    /// Starts storing a body that the job's sink saves itself (`save:`), into a file the store
+    /// names (`CacheBodyWriter.sharedFile`): the sink creates that file, writes the body there and,
+    /// once it is complete, hard-links it to its own destination instead of moving a temporary
+    /// file into place. The store keeps the file under its name: the body is written once.
+    /// `write` then only counts the bytes. nil when the store can't (the session then uses
+    /// `makeBodyWriter()`). The default is nil.
+    func makeSharedBodyWriter() -> (any CacheBodyWriter)?
 
     /// Stores `entry` with the body `writer` collected, replacing a stored response with the same
     /// method, URL and `varyKey`. The body is in place before the entry becomes visible.
@@ -62,7 +64,7 @@ public protocol ResponseCache: Sendable {
 extension ResponseCache {
     public func linkBody(of entry: CachedResponse, to destination: String, staging: String) async throws -> Bool { false }
     public func copyBody(of entry: CachedResponse, descriptor: Int32) async throws -> Bool { false }
-    public func makeBodyWriter(sharing file: String, descriptor: Int32) -> (any CacheBodyWriter)? { makeBodyWriter() }
+    public func makeSharedBodyWriter() -> (any CacheBodyWriter)? { nil }
 }
 
 /// Collects a body being stored; written on the transport's I/O thread as chunks arrive.
@@ -70,15 +72,19 @@ public protocol CacheBodyWriter: Sendable {
     func write(_ chunk: ByteBuffer) throws
     /// Bytes written so far.
     var size: Int64 { get }
-    /// The whole body was written: called before the job's sink moves its file into place, so a
-    /// writer sharing that file can link it now. A throw drops the body (the job goes on).
+    /// The whole body was written: called before the job's sink moves (or links) its file into
+    /// place. A throw drops the body (the job goes on).
     func complete() throws
     /// Throws away what was written (the response was not stored after all).
     func discard()
+    /// The file the job's sink writes the body to itself (`ResponseCache.makeSharedBodyWriter()`);
+    /// nil for a writer that takes the chunks. The default is nil.
+    var sharedFile: String? { get }
 }
 
 extension CacheBodyWriter {
     public func complete() throws {}
+    public var sharedFile: String? { nil }
 }
 
 /// A stored response: what was received (status, headers without `Set-Cookie` and hop-by-hop

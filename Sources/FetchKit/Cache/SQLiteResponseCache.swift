@@ -160,11 +160,10 @@ public final class SQLiteResponseCache: ResponseCache {
         }
         hasModifiedColumn = true
         do { lookups = try Self.openLookups(path) } catch { throw FetchError(.io, "cannot open the response cache '\(path)': \(error)") }
-        let made = mkdir(bodiesPath, 0o755) == 0
+        mkdir(bodiesPath, 0o755)
         bodiesDescriptor = Glibc.open(bodiesPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        // A new cache gets its 16 buckets (`bodies/0` … `bodies/f`) at once: made on first use,
-        // each cost a failed link and two `mkdir`s in the middle of a response.
-        if made, bodiesDescriptor >= 0 {
+        // The 16 buckets (`bodies/0` … `bodies/f`) exist before any body is written into one.
+        if bodiesDescriptor >= 0 {
             for digit in "0123456789abcdef" { mkdirat(bodiesDescriptor, String(digit), 0o755) }
         }
         let count = (try? pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM responses") }) ?? nil
@@ -278,18 +277,19 @@ public final class SQLiteResponseCache: ResponseCache {
     }
 
     public func makeBodyWriter() -> (any CacheBodyWriter)? {
-        makeBodyWriter(sharingIfPossible: nil)
+        makeBodyWriter(shared: false)
     }
 
-    /// Links `file` when the body is complete (see `SQLiteCacheBodyWriter`): no second copy.
-    public func makeBodyWriter(sharing file: String, descriptor: Int32) -> (any CacheBodyWriter)? {
-        makeBodyWriter(sharingIfPossible: (file, descriptor))
+    /// The job's sink writes the body into `bodies/` itself and links it to its destination (see
+    /// `SQLiteCacheBodyWriter`): no second copy, no extra link. Only with `bodies/` open.
+    public func makeSharedBodyWriter() -> (any CacheBodyWriter)? {
+        bodiesDescriptor >= 0 ? makeBodyWriter(shared: true) : nil
     }
 
-    private func makeBodyWriter(sharingIfPossible file: (path: String, descriptor: Int32)?) -> (any CacheBodyWriter)? {
+    private func makeBodyWriter(shared: Bool) -> (any CacheBodyWriter)? {
         do {
             // The writer lives for one response: holding the cache strongly makes no cycle.
-            return try SQLiteCacheBodyWriter(directory: directory, bodies: bodiesPath, bodiesDescriptor: bodiesDescriptor, sharing: file) { directory, reason in
+            return try SQLiteCacheBodyWriter(directory: directory, bodiesDescriptor: bodiesDescriptor, shared: shared) { directory, reason in
                 self.report(directory, "cannot store responses: \(reason)")
             }
         } catch {

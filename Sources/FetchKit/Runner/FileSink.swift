@@ -18,6 +18,8 @@ public final class FileSink: ResponseSink, StagedFileSink {
 
     private struct State {
         var fd: Int32 = -1
+        /// The response cache's file the body goes to instead of `temporaryPath` (`open(_:sharing:)`).
+        var shared: String?
     }
 
     private static let processTag = "\(getpid())-"
@@ -54,6 +56,7 @@ public final class FileSink: ResponseSink, StagedFileSink {
         try state.withLock { s in
             if s.fd >= 0 { Glibc.close(s.fd) }
             s.fd = -1
+            s.shared = nil
             // The directory usually exists: try first, create it only when the open says it's missing.
             var fd = Glibc.open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
             if fd < 0, errno == ENOENT {
@@ -65,7 +68,17 @@ public final class FileSink: ResponseSink, StagedFileSink {
         }
     }
 
-    var stagedFile: (path: String, descriptor: Int32)? { state.withLock { $0.fd >= 0 ? (temporaryPath, $0.fd) : nil } }
+    func open(_ head: TransportResponseHead, sharing file: String) throws {
+        try state.withLock { s in
+            if s.fd >= 0 { Glibc.close(s.fd) }
+            s.shared = nil
+            s.fd = Glibc.open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            guard s.fd >= 0 else { throw FileIO.error(errno, "cannot create '\(file)'") }
+            s.shared = file
+        }
+    }
+
+    var stagedFile: (path: String, descriptor: Int32)? { state.withLock { $0.fd >= 0 ? ($0.shared ?? temporaryPath, $0.fd) : nil } }
 
     /// A hit linked into place needs neither `open` nor `finish`; a durable save syncs what it wrote itself.
     var linkTarget: (destination: String, staging: String)? { durable ? nil : (destination, temporaryPath) }
@@ -87,8 +100,45 @@ public final class FileSink: ResponseSink, StagedFileSink {
                 throw FileIO.error(code, "cannot flush '\(temporaryPath)'")
             }
             guard Glibc.close(s.fd) == 0 else { throw FileIO.error(errno, "cannot close '\(temporaryPath)'") }
+            if let shared = s.shared {
+                try place(shared)
+                return
+            }
             guard rename(temporaryPath, destination) == 0 else { throw FileIO.error(errno, "cannot move the file into place at '\(destination)'") }
             if durable { FileIO.syncDirectory(of: destination) }
+        }
+    }
+
+    /// Puts the response cache's complete file `shared` at the destination: a hard link (one
+    /// system call when nothing is there; a link under the temporary name and a rename over the
+    /// destination when something is, so it is never missing); a copy, renamed into place, where
+    /// no link can be made (the cache on another file system).
+    private func place(_ shared: String) throws {
+        if link(shared, destination) == 0 { return }
+        if errno == ENOENT {
+            try FileIO.createDirectory(containing: destination)
+            if link(shared, destination) == 0 { return }
+        }
+        if errno != EEXIST || link(shared, temporaryPath) != 0 {
+            // EXDEV, EMLINK, EPERM: the bytes are copied (in the kernel) instead.
+            let input = Glibc.open(shared, O_RDONLY | O_CLOEXEC)
+            guard input >= 0 else { throw FileIO.error(errno, "cannot read '\(shared)'") }
+            defer { Glibc.close(input) }
+            let output = Glibc.open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            guard output >= 0 else { throw FileIO.error(errno, "cannot create '\(temporaryPath)'") }
+            do {
+                _ = try FileIO.copy(from: input, to: output, path: temporaryPath)
+            } catch {
+                Glibc.close(output)
+                unlink(temporaryPath)
+                throw error
+            }
+            guard Glibc.close(output) == 0 else { throw FileIO.error(errno, "cannot close '\(temporaryPath)'") }
+        }
+        guard rename(temporaryPath, destination) == 0 else {
+            let code = errno
+            unlink(temporaryPath)
+            throw FileIO.error(code, "cannot move the file into place at '\(destination)'")
         }
     }
 
@@ -96,7 +146,8 @@ public final class FileSink: ResponseSink, StagedFileSink {
         state.withLock { s in
             if s.fd >= 0 { Glibc.close(s.fd) }
             s.fd = -1
-            unlink(temporaryPath)
+            unlink(s.shared ?? temporaryPath)
+            s.shared = nil
         }
     }
 }

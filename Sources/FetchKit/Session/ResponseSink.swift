@@ -30,9 +30,13 @@ extension ResponseSink {
 }
 
 /// A sink that writes the accepted body, byte for byte, to a file of its own and moves that file
-/// into place in `finish` (`FileSink`). The response cache then keeps a hard link to the file
-/// instead of writing the body a second time.
+/// into place in `finish` (`FileSink`). The response cache can hand it a file of its own to write
+/// instead (`open(_:sharing:)`), and the body is then written once for both.
 protocol StagedFileSink: ResponseSink {
+    /// `open`, writing the body to `file` (a response cache's body, not there yet) instead of a
+    /// temporary file, and in `finish` hard-linking `file` to the destination rather than moving
+    /// it (the cache keeps its name). Throws when `file` can't be created; nothing is open then.
+    func open(_ head: TransportResponseHead, sharing file: String) throws
     /// The file the body is being written to and its descriptor, while the sink is open.
     var stagedFile: (path: String, descriptor: Int32)? { get }
     /// Where a stored body with the same contents may be hard-linked instead of written (a
