@@ -28,11 +28,12 @@ final class SQLiteCacheBodyWriter: CacheBodyWriter {
     let storageName: String
     /// The file the sink writes, when shared (the final name); nil when copying.
     let sharedFile: String?
-    /// `bodies/` open as a directory (-1 if it couldn't be), and the body's name under it
-    /// (`x/<name>`): a look-up relative to it walks two path components, not the cache's whole path.
+    /// `bodies/` open as a directory (-1 if it couldn't be): a look-up of the body relative to it
+    /// (`x/<name>`, `storageName` past `bodies/`) walks two path components, not the cache's whole path.
     private let bodiesDescriptor: Int32
-    private let relativeName: String
-    private let onFailure: @Sendable (_ directory: String, _ reason: String) -> Void
+    /// Told about a body that could not be kept (once per directory and reason). Held strongly:
+    /// a writer lives for one response, and the cache holds no writer.
+    private let owner: SQLiteResponseCache
     private let state = LockedBox(State())
     private static let counter = LockedBox(0)
 
@@ -50,15 +51,14 @@ final class SQLiteCacheBodyWriter: CacheBodyWriter {
     ///   - directory: the cache directory (`tmp/` and `bodies/` are under it).
     ///   - bodiesDescriptor: `directory/bodies` open, or -1.
     ///   - shared: the job's sink writes the body to `sharedFile` itself.
-    ///   - onFailure: told about a body that could not be kept (a directory and a reason).
-    init(directory: String, bodiesDescriptor: Int32, shared: Bool,
-         onFailure: @escaping @Sendable (_ directory: String, _ reason: String) -> Void) throws {
-        self.onFailure = onFailure
+    ///   - owner: the cache, told about a body that could not be kept.
+    init(directory: String, bodiesDescriptor: Int32, shared: Bool, owner: SQLiteResponseCache) throws {
+        self.owner = owner
         let serial = Self.counter.withLock { $0 += 1; return $0 }
-        let number = Hex.string(UInt64(serial))
-        let name = UTF8Text.joined(Self.processTag, number)
-        relativeName = UTF8Text.joined(String(number.suffix(1)), "/", name)  // 16 buckets filled in turn
-        storageName = UTF8Text.joined("bodies/", relativeName)
+        // Hex without leading zeros: short enough to need no allocation of its own.
+        let number = String(serial, radix: 16)
+        let bucket = Self.buckets[serial & 15]  // 16 buckets filled in turn
+        storageName = UTF8Text.joined("bodies/", bucket, Self.processTag, number)
         self.bodiesDescriptor = bodiesDescriptor
         if shared {
             path = UTF8Text.joined(directory, "/", storageName)
@@ -66,7 +66,7 @@ final class SQLiteCacheBodyWriter: CacheBodyWriter {
             return
         }
         sharedFile = nil
-        path = UTF8Text.joined(directory, "/tmp/", name, ".tmp")
+        path = UTF8Text.joined(directory, "/tmp/", Self.processTag, UTF8Text.joined(number, ".tmp"))
         var fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         if fd < 0, errno == ENOENT {
             try FileIO.createDirectory(containing: path)
@@ -79,6 +79,7 @@ final class SQLiteCacheBodyWriter: CacheBodyWriter {
     /// Names are this tag and a counter: unique among the processes sharing a cache without a
     /// random draw (a system call) per body.
     private static let processTag = Hex.string(UInt64.random(in: .min ... .max))
+    private static let buckets = (0..<16).map { String($0, radix: 16) + "/" }
 
     var size: Int64 { state.withLock { $0.size } }
     /// Whether the body is under its final name already (shared and complete).
@@ -96,7 +97,7 @@ final class SQLiteCacheBodyWriter: CacheBodyWriter {
     }
 
     /// The whole body is written: records its size and time (shared: the sink's file, which is
-    /// complete now; copying: closes the temporary file). A failure goes to `onFailure` (the store
+    /// complete now; copying: closes the temporary file). A failure goes to the cache (which
     /// warns once per directory and reason) and leaves the writer `failed`: `store` then drops
     /// the body and the job goes on.
     func complete() {
@@ -108,7 +109,7 @@ final class SQLiteCacheBodyWriter: CacheBodyWriter {
                 // Reported with the reason only: once, not once per response.
                 s.failed = true
                 let reason = (error as? Failure)?.reason ?? (error as? FetchError)?.message.components(separatedBy: ": ").last ?? "\(error)"
-                onFailure((path as NSString).deletingLastPathComponent, reason)
+                owner.report(sharedFile == nil ? (path as NSString).deletingLastPathComponent : owner.bodiesPath, "cannot store responses: \(reason)")
             }
         }
     }
@@ -126,7 +127,9 @@ final class SQLiteCacheBodyWriter: CacheBodyWriter {
     private func complete(_ s: inout State) throws {
         var info = stat()
         if sharedFile != nil {
-            let found = bodiesDescriptor >= 0 ? fstatat(bodiesDescriptor, relativeName, &info, 0) : stat(path, &info)
+            let found = bodiesDescriptor >= 0
+                ? storageName.withCString { fstatat(bodiesDescriptor, $0 + "bodies/".utf8.count, &info, 0) }
+                : stat(path, &info)
             guard found == 0 else { throw Failure(errno) }
             guard Int64(info.st_size) == s.size else { throw Failure(EIO) }
             s.inPlace = true

@@ -60,9 +60,9 @@ enum SQLiteCacheRows {
     static func insert(_ rows: [SQLiteResponseCache.PendingRow], in db: Database) throws -> [String] {
         let existing = try db.cachedStatement(sql: "SELECT body FROM responses WHERE url_hash = ? AND method = ? AND vary_key = ?").sqliteStatement
         let upsert = try db.cachedStatement(sql: """
-            INSERT INTO responses (url_hash, method, vary_key, vary_names, url, status, headers, request_time, response_time, ttl,
-                                   invalidated, body, body_size, body_mtime, stored_at, used_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)
+            INSERT INTO responses (url_hash, method, vary_key, vary_names, url, headers, body, status, request_time, response_time, ttl,
+                                   invalidated, body_size, body_mtime, stored_at, used_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)
             ON CONFLICT (url_hash, method, vary_key) DO UPDATE SET vary_names = excluded.vary_names, url = excluded.url,
               status = excluded.status, headers = excluded.headers, request_time = excluded.request_time,
               response_time = excluded.response_time, ttl = excluded.ttl, invalidated = 0, body = excluded.body,
@@ -88,22 +88,18 @@ enum SQLiteCacheRows {
                 }
             }
             sqlite3_reset(upsert)
-            SQLiteC.bind(row.hash, to: upsert, at: 1)
-            SQLiteC.bind(row.method, to: upsert, at: 2)
-            SQLiteC.bind(row.varyKey, to: upsert, at: 3)
-            SQLiteC.bind(row.varyNames, to: upsert, at: 4)
-            SQLiteC.bind(row.url, to: upsert, at: 5)
-            SQLiteC.bind(Int64(row.status), to: upsert, at: 6)
-            SQLiteC.bind(row.headers, to: upsert, at: 7)
-            SQLiteC.bind(row.requestTime, to: upsert, at: 8)
-            SQLiteC.bind(row.responseTime, to: upsert, at: 9)
-            SQLiteC.bind(row.ttl, to: upsert, at: 10)
-            SQLiteC.bind(row.body, to: upsert, at: 11)
-            SQLiteC.bind(row.size, to: upsert, at: 12)
-            SQLiteC.bind(row.modified, to: upsert, at: 13)
-            SQLiteC.bind(row.storedAt, to: upsert, at: 14)
-            SQLiteC.bind(row.storedAt, to: upsert, at: 15)
-            try SQLiteC.run(upsert, in: db, "INSERT INTO responses")
+            // Texts first (1–7), in place; then the numbers.
+            try SQLiteC.withTexts([row.hash, row.method, row.varyKey, row.varyNames, row.url, row.headers, row.body], boundTo: upsert, from: 1) {
+                SQLiteC.bind(Int64(row.status), to: upsert, at: 8)
+                SQLiteC.bind(row.requestTime, to: upsert, at: 9)
+                SQLiteC.bind(row.responseTime, to: upsert, at: 10)
+                SQLiteC.bind(row.ttl, to: upsert, at: 11)
+                SQLiteC.bind(row.size, to: upsert, at: 12)
+                SQLiteC.bind(row.modified, to: upsert, at: 13)
+                SQLiteC.bind(row.storedAt, to: upsert, at: 14)
+                SQLiteC.bind(row.storedAt, to: upsert, at: 15)
+                try SQLiteC.run(upsert, in: db, "INSERT INTO responses")
+            }
         }
         return replaced
     }

@@ -289,9 +289,7 @@ public final class SQLiteResponseCache: ResponseCache {
     private func makeBodyWriter(shared: Bool) -> (any CacheBodyWriter)? {
         do {
             // The writer lives for one response: holding the cache strongly makes no cycle.
-            return try SQLiteCacheBodyWriter(directory: directory, bodiesDescriptor: bodiesDescriptor, shared: shared) { directory, reason in
-                self.report(directory, "cannot store responses: \(reason)")
-            }
+            return try SQLiteCacheBodyWriter(directory: directory, bodiesDescriptor: bodiesDescriptor, shared: shared, owner: self)
         } catch {
             // The reason without the temporary file's name, so the warning comes once, not once per response.
             let reason = ((error as? FetchError)?.message ?? "\(error)").components(separatedBy: ": ").last ?? ""
@@ -303,10 +301,9 @@ public final class SQLiteResponseCache: ResponseCache {
     public func store(_ entry: CachedResponse, body writer: any CacheBodyWriter) async {
         guard let writer = writer as? SQLiteCacheBodyWriter else { return writer.discard() }
         let relative = writer.storageName
-        let destination = UTF8Text.joined(directory, "/", relative)
         writer.complete()  // done already when the session's caching sink finished
         if writer.failed { return writer.discard() }
-        if !writer.isInPlace, !Self.move(writer.path, to: destination) {
+        if !writer.isInPlace, !Self.move(writer.path, to: UTF8Text.joined(directory, "/", relative)) {
             // Once per reason, not once per response.
             let reason = String(cString: strerror(errno))
             writer.discard()
