@@ -79,12 +79,27 @@ public protocol CacheBodyWriter: Sendable {
     func discard()
     /// The file the job's sink writes the body to itself (`ResponseCache.makeSharedBodyWriter()`);
     /// nil for a writer that takes the chunks. The default is nil.
-    var sharedFile: String? { get }
+    var sharedFile: SharedBodyFile? { get }
+}
+
+/// A file a response cache hands to a job's sink to write a body into (`makeSharedBodyWriter()`):
+/// `name` relative to the open directory `directory` (or `AT_FDCWD` and a whole path), and its
+/// whole `path` for messages.
+public struct SharedBodyFile: Sendable {
+    public var directory: Int32
+    public var name: String
+    public var path: String
+
+    public init(directory: Int32, name: String, path: String) {
+        self.directory = directory
+        self.name = name
+        self.path = path
+    }
 }
 
 extension CacheBodyWriter {
     public func complete() throws {}
-    public var sharedFile: String? { nil }
+    public var sharedFile: SharedBodyFile? { nil }
 }
 
 /// A stored response: what was received (status, headers without `Set-Cookie` and hop-by-hop

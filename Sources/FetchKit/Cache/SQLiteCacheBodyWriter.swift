@@ -27,10 +27,10 @@ final class SQLiteCacheBodyWriter: CacheBodyWriter {
     /// The name under the cache directory the index row records (`bodies/x/<name>`).
     let storageName: String
     /// The file the sink writes, when shared (the final name); nil when copying.
-    let sharedFile: String?
-    /// `bodies/` open as a directory (-1 if it couldn't be): a look-up of the body relative to it
-    /// (`x/<name>`, `storageName` past `bodies/`) walks two path components, not the cache's whole path.
-    private let bodiesDescriptor: Int32
+    let sharedFile: SharedBodyFile?
+    /// The cache directory open (-1 if it isn't): `storageName` relative to it walks three path
+    /// components, not the cache's whole path.
+    private let descriptor: Int32
     /// Told about a body that could not be kept (once per directory and reason). Held strongly:
     /// a writer lives for one response, and the cache holds no writer.
     private let owner: SQLiteResponseCache
@@ -49,20 +49,20 @@ final class SQLiteCacheBodyWriter: CacheBodyWriter {
 
     /// - Parameters:
     ///   - directory: the cache directory (`tmp/` and `bodies/` are under it).
-    ///   - bodiesDescriptor: `directory/bodies` open, or -1.
+    ///   - descriptor: `directory` open, or -1 (then `shared` must be false).
     ///   - shared: the job's sink writes the body to `sharedFile` itself.
     ///   - owner: the cache, told about a body that could not be kept.
-    init(directory: String, bodiesDescriptor: Int32, shared: Bool, owner: SQLiteResponseCache) throws {
+    init(directory: String, descriptor: Int32, shared: Bool, owner: SQLiteResponseCache) throws {
         self.owner = owner
         let serial = Self.counter.withLock { $0 += 1; return $0 }
         // Hex without leading zeros: short enough to need no allocation of its own.
         let number = String(serial, radix: 16)
         let bucket = Self.buckets[serial & 15]  // 16 buckets filled in turn
         storageName = UTF8Text.joined("bodies/", bucket, Self.processTag, number)
-        self.bodiesDescriptor = bodiesDescriptor
+        self.descriptor = descriptor
         if shared {
             path = UTF8Text.joined(directory, "/", storageName)
-            sharedFile = path
+            sharedFile = SharedBodyFile(directory: descriptor, name: storageName, path: path)
             return
         }
         sharedFile = nil
@@ -127,9 +127,7 @@ final class SQLiteCacheBodyWriter: CacheBodyWriter {
     private func complete(_ s: inout State) throws {
         var info = stat()
         if sharedFile != nil {
-            let found = bodiesDescriptor >= 0
-                ? storageName.withCString { fstatat(bodiesDescriptor, $0 + "bodies/".utf8.count, &info, 0) }
-                : stat(path, &info)
+            let found = descriptor >= 0 ? fstatat(descriptor, storageName, &info, 0) : stat(path, &info)
             guard found == 0 else { throw Failure(errno) }
             guard Int64(info.st_size) == s.size else { throw Failure(EIO) }
             s.inPlace = true

@@ -55,13 +55,10 @@ extension SQLiteResponseCache {
         return Self.link(at: directory, name, to: destination, staging: staging)
     }
 
-    /// Where the body of `entry` is, for the `*at` calls: relative to `bodies/` when that is open
-    /// (two path components to walk instead of the cache's whole path), else its whole path.
+    /// Where the body of `entry` is, for the `*at` calls: relative to the cache directory when
+    /// that is open, else its whole path.
     private func bodyLocation(of entry: CachedResponse) async throws -> (directory: Int32, name: String) {
-        let prefix = "bodies/"
-        if bodiesDescriptor >= 0, entry.storageName.utf8.starts(with: prefix.utf8) {
-            return (bodiesDescriptor, String(entry.storageName.utf8.dropFirst(prefix.utf8.count))!)
-        }
+        if directoryDescriptor >= 0, !entry.storageName.isEmpty { return (directoryDescriptor, entry.storageName) }
         return (AT_FDCWD, try await bodyPath(of: entry))
     }
 

@@ -107,9 +107,10 @@ public final class SQLiteResponseCache: ResponseCache {
     public var indexPath: String { (directory as NSString).appendingPathComponent("index.sqlite") }
     /// `directory/bodies`, made once: every stored body's name starts with it.
     let bodiesPath: String
-    /// `bodies/` open for links relative to it; -1 when read-only or it can't be opened
-    /// (paths are used then, and report what is wrong).
-    let bodiesDescriptor: Int32
+    /// The cache directory open, for file calls relative to it (`bodies/x/<name>`: three path
+    /// components to walk instead of the whole path, which was most of a link's cost); -1 when
+    /// read-only or `bodies/` can't be used (paths are used then, and report what is wrong).
+    let directoryDescriptor: Int32
     var temporaryPath: String { (directory as NSString).appendingPathComponent("tmp") }
 
     /// Opens (creating if needed) the cache in `directory`. An index that is not a database or is
@@ -128,7 +129,7 @@ public final class SQLiteResponseCache: ResponseCache {
         self.onProblem = onProblem
         let path = (directory as NSString).appendingPathComponent("index.sqlite")
         if readOnly {
-            bodiesDescriptor = -1
+            directoryDescriptor = -1
             guard FileManager.default.fileExists(atPath: path) else {
                 throw FetchError(.io, "no response cache in '\(directory)'")
             }
@@ -160,18 +161,21 @@ public final class SQLiteResponseCache: ResponseCache {
         }
         hasModifiedColumn = true
         do { lookups = try Self.openLookups(path) } catch { throw FetchError(.io, "cannot open the response cache '\(path)': \(error)") }
+        // `bodies/` and its 16 buckets (`bodies/0` … `bodies/f`) exist before any body is written.
         mkdir(bodiesPath, 0o755)
-        bodiesDescriptor = Glibc.open(bodiesPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        // The 16 buckets (`bodies/0` … `bodies/f`) exist before any body is written into one.
-        if bodiesDescriptor >= 0 {
-            for digit in "0123456789abcdef" { mkdirat(bodiesDescriptor, String(digit), 0o755) }
+        var info = stat()
+        let descriptor = stat(bodiesPath, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+            ? Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1
+        if descriptor >= 0 {
+            for digit in "0123456789abcdef" { mkdirat(descriptor, "bodies/" + String(digit), 0o755) }
         }
+        directoryDescriptor = descriptor
         let count = (try? pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM responses") }) ?? nil
         state.withLock { $0.empty = count == 0 }
     }
 
     deinit {
-        if bodiesDescriptor >= 0 { Glibc.close(bodiesDescriptor) }
+        if directoryDescriptor >= 0 { Glibc.close(directoryDescriptor) }
     }
 
     private static func open(_ path: String) throws -> DatabasePool {
@@ -281,15 +285,15 @@ public final class SQLiteResponseCache: ResponseCache {
     }
 
     /// The job's sink writes the body into `bodies/` itself and links it to its destination (see
-    /// `SQLiteCacheBodyWriter`): no second copy, no extra link. Only with `bodies/` open.
+    /// `SQLiteCacheBodyWriter`): no second copy, no extra link. Only with the directory open.
     public func makeSharedBodyWriter() -> (any CacheBodyWriter)? {
-        bodiesDescriptor >= 0 ? makeBodyWriter(shared: true) : nil
+        directoryDescriptor >= 0 ? makeBodyWriter(shared: true) : nil
     }
 
     private func makeBodyWriter(shared: Bool) -> (any CacheBodyWriter)? {
         do {
             // The writer lives for one response: holding the cache strongly makes no cycle.
-            return try SQLiteCacheBodyWriter(directory: directory, bodiesDescriptor: bodiesDescriptor, shared: shared, owner: self)
+            return try SQLiteCacheBodyWriter(directory: directory, descriptor: directoryDescriptor, shared: shared, owner: self)
         } catch {
             // The reason without the temporary file's name, so the warning comes once, not once per response.
             let reason = ((error as? FetchError)?.message ?? "\(error)").components(separatedBy: ": ").last ?? ""

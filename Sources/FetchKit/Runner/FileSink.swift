@@ -19,7 +19,7 @@ public final class FileSink: ResponseSink, StagedFileSink {
     private struct State {
         var fd: Int32 = -1
         /// The response cache's file the body goes to instead of `temporaryPath` (`open(_:sharing:)`).
-        var shared: String?
+        var shared: SharedBodyFile?
     }
 
     private static let processTag = "\(getpid())-"
@@ -68,17 +68,17 @@ public final class FileSink: ResponseSink, StagedFileSink {
         }
     }
 
-    func open(_ head: TransportResponseHead, sharing file: String) throws {
+    func open(_ head: TransportResponseHead, sharing file: SharedBodyFile) throws {
         try state.withLock { s in
             if s.fd >= 0 { Glibc.close(s.fd) }
             s.shared = nil
-            s.fd = Glibc.open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-            guard s.fd >= 0 else { throw FileIO.error(errno, "cannot create '\(file)'") }
+            s.fd = openat(file.directory, file.name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            guard s.fd >= 0 else { throw FileIO.error(errno, "cannot create '\(file.path)'") }
             s.shared = file
         }
     }
 
-    var stagedFile: (path: String, descriptor: Int32)? { state.withLock { $0.fd >= 0 ? ($0.shared ?? temporaryPath, $0.fd) : nil } }
+    var stagedFile: (path: String, descriptor: Int32)? { state.withLock { $0.fd >= 0 ? ($0.shared?.path ?? temporaryPath, $0.fd) : nil } }
 
     /// A hit linked into place needs neither `open` nor `finish`; a durable save syncs what it wrote itself.
     var linkTarget: (destination: String, staging: String)? { durable ? nil : (destination, temporaryPath) }
@@ -113,16 +113,16 @@ public final class FileSink: ResponseSink, StagedFileSink {
     /// system call when nothing is there; a link under the temporary name and a rename over the
     /// destination when something is, so it is never missing); a copy, renamed into place, where
     /// no link can be made (the cache on another file system).
-    private func place(_ shared: String) throws {
-        if link(shared, destination) == 0 { return }
+    private func place(_ shared: SharedBodyFile) throws {
+        if linkat(shared.directory, shared.name, AT_FDCWD, destination, 0) == 0 { return }
         if errno == ENOENT {
             try FileIO.createDirectory(containing: destination)
-            if link(shared, destination) == 0 { return }
+            if linkat(shared.directory, shared.name, AT_FDCWD, destination, 0) == 0 { return }
         }
-        if errno != EEXIST || link(shared, temporaryPath) != 0 {
+        if errno != EEXIST || linkat(shared.directory, shared.name, AT_FDCWD, temporaryPath, 0) != 0 {
             // EXDEV, EMLINK, EPERM: the bytes are copied (in the kernel) instead.
-            let input = Glibc.open(shared, O_RDONLY | O_CLOEXEC)
-            guard input >= 0 else { throw FileIO.error(errno, "cannot read '\(shared)'") }
+            let input = openat(shared.directory, shared.name, O_RDONLY | O_CLOEXEC)
+            guard input >= 0 else { throw FileIO.error(errno, "cannot read '\(shared.path)'") }
             defer { Glibc.close(input) }
             let output = Glibc.open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
             guard output >= 0 else { throw FileIO.error(errno, "cannot create '\(temporaryPath)'") }
@@ -146,7 +146,7 @@ public final class FileSink: ResponseSink, StagedFileSink {
         state.withLock { s in
             if s.fd >= 0 { Glibc.close(s.fd) }
             s.fd = -1
-            unlink(s.shared ?? temporaryPath)
+            if let shared = s.shared { unlinkat(shared.directory, shared.name, 0) } else { unlink(temporaryPath) }
             s.shared = nil
         }
     }
