@@ -13,13 +13,16 @@ extension SQLiteResponseCache {
     /// cost a few commits rather than one each, while a lone store is committed at once.
     func commit(_ row: PendingRow) async {
         if batchesStores {
-            state.withLock { s in
+            let full = state.withLock { s -> Bool in
                 var row = row
                 row.isNew = s.empty && s.storedURLs.insert(row.key).inserted
                 row.generation = s.generation
                 s.deferred.append(row)
                 s.uncommitted[row.key, default: 0] += 1
-                guard s.flushTimer == nil else { return }
+                // A full batch goes now, on another thread while the run goes on: left for the end
+                // of the run, thousands of rows were inserted after the last response, in series.
+                if s.deferred.count >= Self.batchRows { return true }
+                guard s.flushTimer == nil else { return false }
                 // Holds the cache until it fires or a flush cancels it (`finishRun` flushes). Not
                 // weakly: a weak reference gives the cache a side table, and every retain and release
                 // of it (several per request) then takes the runtime's slow path.
@@ -27,7 +30,9 @@ extension SQLiteResponseCache {
                     try? await Task.sleep(for: .milliseconds(100))
                     if !Task.isCancelled { await self.flushDeferred() }
                 }
+                return false
             }
+            if full { Task { await self.flushDeferred() } }
             return
         }
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
@@ -45,6 +50,10 @@ extension SQLiteResponseCache {
 
     /// Commits the rows `batchesStores` gathered, after any flush already under way: when it
     /// returns, every row stored before the call is committed (a lookup relies on that).
+    /// Rows a batch holds before it is committed without waiting for its timer (256 and 1,000
+    /// measured the same; 5,000, which a 2,000-response run never reached, 2.4% slower).
+    static let batchRows = 512
+
     func flushDeferred() async {
         let flush = state.withLock { s -> Task<Void, Never> in
             let rows = s.deferred

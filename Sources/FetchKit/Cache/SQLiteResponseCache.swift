@@ -31,7 +31,7 @@ import Glibc
 /// ```
 public final class SQLiteResponseCache: ResponseCache {
     public let directory: String
-    /// Stores return once their body is in place and their rows are committed together every 100 ms
+    /// Stores return once their body is in place and their rows are committed together every 100 ms or 512 rows
     /// (and before an invalidation, and at `finishRun`), as the state store gathers job results: a
     /// batch of thousands of jobs then costs a few commits and no wake-up of its own per response.
     /// A lookup of a URL whose row is still waiting commits the batch first; a `kill -9` loses at
