@@ -1,8 +1,10 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOHTTPCompression
 import NIOPosix
+import NIOSSL
 
 /// A real HTTP/1.1 server on 127.0.0.1, port 0, for FetchKit's tests and `fetchctl demo`.
 ///
@@ -22,8 +24,9 @@ public final class TestServer: Sendable {
     private let channel: Channel
     private let group: MultiThreadedEventLoopGroup
 
-    private init(host: String, port: Int, state: TestServerState, channel: Channel, group: MultiThreadedEventLoopGroup) {
+    private init(host: String, port: Int, isTLS: Bool, state: TestServerState, channel: Channel, group: MultiThreadedEventLoopGroup) {
         self.host = host
+        self.isTLS = isTLS
         self.port = port
         self.state = state
         self.channel = channel
@@ -33,38 +36,72 @@ public final class TestServer: Sendable {
     /// Set on a reply to ask the pipeline's compressor to encode it (`compress=1`), then removed.
     static let compressMarker = "X-Test-Compress"
 
-    /// `http://<host>:<port>`
-    public var baseURL: String { "http://\(host):\(port)" }
+    /// Set when the server speaks HTTPS (`start(tls:)`).
+    public let isTLS: Bool
+
+    /// `http://<host>:<port>`, or `https://` for a TLS server.
+    public var baseURL: String { "\(isTLS ? "https" : "http")://\(host):\(port)" }
+
+    /// HTTPS: which test certificate the server presents, and whether it requires a client
+    /// certificate from `TestCertificates`' client CA. HTTP/2 and HTTP/1.1 are offered by ALPN.
+    public struct TLS: Sendable {
+        public var certificates: TestCertificates
+        public var identity: TestCertificates.ServerIdentity
+        public var requireClientCertificate: Bool
+
+        public init(_ certificates: TestCertificates, identity: TestCertificates.ServerIdentity = .valid, requireClientCertificate: Bool = false) {
+            self.certificates = certificates
+            self.identity = identity
+            self.requireClientCertificate = requireClientCertificate
+        }
+    }
 
     /// Starts a server on `host` (127.0.0.1 unless a test needs another address, as the network
-    /// namespace test does). `port: 0` picks a free port.
-    public static func start(host: String = "127.0.0.1", port: Int = 0) async throws -> TestServer {
+    /// namespace test does). `port: 0` picks a free port. With `tls`, it speaks HTTPS (HTTP/2 or
+    /// HTTP/1.1 as the client's ALPN asks) with the same endpoints.
+    public static func start(host: String = "127.0.0.1", port: Int = 0, tls: TLS? = nil) async throws -> TestServer {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let state = TestServerState()
         do {
+            let context = try tls.map { try NIOSSLContext(configuration: $0.certificates.serverConfiguration($0.identity, requireClientCertificate: $0.requireClientCertificate)) }
             let channel = try await ServerBootstrap(group: group)
                 .serverChannelOption(.backlog, value: 256)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
                 .childChannelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                        try channel.pipeline.syncOperations.addHandler(HTTPResponseCompressor(responseCompressionPredicate: { head, _ in
-                            guard head.headers.contains(name: TestServer.compressMarker) else { return .doNotCompress }
-                            head.headers.remove(name: TestServer.compressMarker)
-                            return .compressIfPossible
-                        }))
-                        try channel.pipeline.syncOperations.addHandler(TestServerHandler(state: state))
+                    guard let context else {
+                        return channel.eventLoop.makeCompletedFuture {
+                            try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                            try addHandlers(to: channel, state: state, countsConnections: true)
+                        }
+                    }
+                    return channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(ConnectionCounter(state: state))
+                        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
+                    }.flatMap {
+                        // One set of handlers for both: an HTTP/2 stream arrives as HTTP/1-style parts.
+                        channel.configureCommonHTTPServerPipeline { stream in
+                            stream.eventLoop.makeCompletedFuture { try addHandlers(to: stream, state: state, countsConnections: false) }
+                        }
                     }
                 }
                 .bind(host: host, port: port)
                 .get()
             guard let boundPort = channel.localAddress?.port else { throw TestServerError.noPort }
-            return TestServer(host: host, port: boundPort, state: state, channel: channel, group: group)
+            return TestServer(host: host, port: boundPort, isTLS: tls != nil, state: state, channel: channel, group: group)
         } catch {
             try? await group.shutdownGracefully()
             throw error
         }
+    }
+
+    private static func addHandlers(to channel: Channel, state: TestServerState, countsConnections: Bool) throws {
+        try channel.pipeline.syncOperations.addHandler(HTTPResponseCompressor(responseCompressionPredicate: { head, _ in
+            guard head.headers.contains(name: TestServer.compressMarker) else { return .doNotCompress }
+            head.headers.remove(name: TestServer.compressMarker)
+            return .compressIfPossible
+        }))
+        try channel.pipeline.syncOperations.addHandler(TestServerHandler(state: state, countsConnections: countsConnections))
     }
 
     /// Closes the listening socket and every connection.
@@ -76,4 +113,24 @@ public final class TestServer: Sendable {
 
 public enum TestServerError: Error {
     case noPort
+}
+
+/// Counts a TLS server's connections (each is one TLS handshake) where HTTP/2 would count streams.
+final class ConnectionCounter: ChannelInboundHandler, Sendable {
+    typealias InboundIn = NIOAny
+    let state: TestServerState
+
+    init(state: TestServerState) {
+        self.state = state
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        state.connectionOpened()
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        state.connectionClosed()
+        context.fireChannelInactive()
+    }
 }

@@ -1,6 +1,8 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOSSL
+import X509
 
 /// Reads a request, asks the routes for a `Reply`, and writes it: in blocks, waiting for each write,
 /// with the delays, stalls and drops the reply asks for.
@@ -9,24 +11,36 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias OutboundOut = HTTPServerResponsePart
 
     private let state: TestServerState
+    /// False on an HTTP/2 stream's channel: a stream is not a connection (the TLS server counts those).
+    private let countsConnections: Bool
     private var head: HTTPRequestHead?
     private var body: [UInt8] = []
     private var keepAlive = true
 
     static let blockSize = 64 * 1024
 
-    init(state: TestServerState) {
+    init(state: TestServerState, countsConnections: Bool = true) {
         self.state = state
+        self.countsConnections = countsConnections
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        state.connectionOpened()
+        if countsConnections { state.connectionOpened() }
         context.fireChannelActive()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        state.connectionClosed()
+        if countsConnections { state.connectionClosed() }
         context.fireChannelInactive()
+    }
+
+    /// The subject of the client certificate on this connection (an HTTP/2 stream's TLS handler is
+    /// on its parent channel), if one was presented.
+    private func clientCertificate(_ context: ChannelHandlerContext) -> String? {
+        let connection = context.channel.parent ?? context.channel
+        guard let peer = try? connection.pipeline.syncOperations.nioSSL_peerCertificate(),
+              let certificate = try? Certificate(derEncoded: peer.toDERBytes()) else { return nil }
+        return certificate.subject.description
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -47,7 +61,8 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                                         query: query, headers: head.headers, body: body)
             state.requestStarted(RecordedRequest(
                 method: head.method.rawValue, uri: head.uri, path: request.path,
-                headers: head.headers.map { ($0.name, $0.value) }, bodyBytes: body.count, time: .now))
+                headers: head.headers.map { ($0.name, $0.value) }, bodyBytes: body.count, time: .now,
+                httpVersion: head.version.major == 2 ? "HTTP/2" : "HTTP/1.1", clientCertificate: clientCertificate(context)))
             var reply = TestServerRoutes.reply(to: request, state: state)
             reply.compressible = query["compress"] == "1"
             if head.method == .HEAD {

@@ -11,6 +11,10 @@ public struct RecordedRequest: Sendable {
     public var bodyBytes: Int
     /// When the request head arrived.
     public var time: ContinuousClock.Instant
+    /// The protocol it came over: "HTTP/1.1", or "HTTP/2" on the TLS server when ALPN chose h2.
+    public var httpVersion = "HTTP/1.1"
+    /// The common name of the client certificate presented on its connection, if any.
+    public var clientCertificate: String?
 
     public func header(_ name: String) -> String? {
         headers.first { $0.name.lowercased() == name.lowercased() }?.value
@@ -23,6 +27,7 @@ public final class TestServerState: Sendable {
         var requests: [RecordedRequest] = []
         var openConnections = 0
         var peakConnections = 0
+        var connectionsAccepted = 0
         var requestsInFlight = 0
         var peakRequestsInFlight = 0
         var hits: [String: Int] = [:]
@@ -43,6 +48,9 @@ public final class TestServerState: Sendable {
     public func requests(pathPrefix prefix: String) -> [RecordedRequest] {
         requests.filter { $0.path.hasPrefix(prefix) }
     }
+
+    /// Connections accepted so far (on the TLS server: TLS handshakes).
+    public var connectionsAccepted: Int { storage.withLockedValue { $0.connectionsAccepted } }
 
     /// The most connections open at once.
     public var peakConnections: Int { storage.withLockedValue { $0.peakConnections } }
@@ -91,6 +99,7 @@ public final class TestServerState: Sendable {
     func connectionOpened() {
         storage.withLockedValue {
             $0.openConnections += 1
+            $0.connectionsAccepted += 1
             $0.peakConnections = max($0.peakConnections, $0.openConnections)
         }
     }

@@ -120,13 +120,17 @@ public struct RequestMetrics: Sendable {
     public var cache: CacheUse
     /// With `cache: stale`: the failure the stored response stood in for.
     public var hiddenError: FetchError?
+    /// The protocol the response came over ("1.1", "2"); nil when it came from the cache.
+    public var httpVersion: String?
 
-    public init(status: Int, bytes: Int64, duration: Duration, cache: CacheUse = .miss, hiddenError: FetchError? = nil) {
+    public init(status: Int, bytes: Int64, duration: Duration, cache: CacheUse = .miss, hiddenError: FetchError? = nil,
+                httpVersion: String? = nil) {
         self.status = status
         self.bytes = bytes
         self.duration = duration
         self.cache = cache
         self.hiddenError = hiddenError
+        self.httpVersion = httpVersion
     }
 }
 

@@ -62,6 +62,7 @@ public final class JSONLinesMonitor: EventMonitor {
         line.int("bytes", metrics.bytes)
         line.int("duration_ms", metrics.duration.milliseconds)
         line.string("cache", metrics.cache.rawValue)
+        if let version = metrics.httpVersion { line.string("http_version", version) }
         if let hidden = metrics.hiddenError {
             line.string("error", hidden.code.rawValue)
             line.string("message", redactor.redact(hidden.message))

@@ -25,6 +25,7 @@ public struct LoggingEventMonitor: EventMonitor {
         metadata["status"] = "\(metrics.status)"
         metadata["bytes"] = "\(metrics.bytes)"
         metadata["duration_ms"] = "\(metrics.duration.milliseconds)"
+        if let version = metrics.httpVersion { metadata["http_version"] = "\(version)" }
         logger.info("request.finished", metadata: metadata)
     }
 

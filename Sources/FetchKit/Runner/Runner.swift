@@ -68,7 +68,7 @@ public final class Runner: Sendable {
         let session = Session(configuration: Session.Configuration(
             perHost: settings.perHost, rateLimits: settings.rateLimits,
             connectTimeout: settings.behaviour.timeout.connect ?? TransportTimeouts.defaults.connect,
-            redactor: config.redactor), transport: transport, eventMonitors: [monitor], cache: options.responseCache, networkWaiter: waiter)
+            redactor: config.redactor, httpVersion: settings.httpVersion), transport: transport, eventMonitors: [monitor], cache: options.responseCache, networkWaiter: waiter)
         let jobs = JobContext(runner: self, session: session)
         monitor.runDidStart(RunInfo(id: runID, jobs: plan.jobs.count, concurrency: concurrency))
         if let problem = options.networkProblem { monitor.networkMonitorDidFail(problem) }

@@ -105,7 +105,7 @@ extension Session {
             guard progress.hasOutcome, let head = progress.head else {
                 if let head = progress.head {
                     monitor.request(requestInfo, didGatherMetrics: RequestMetrics(status: head.status, bytes: progress.received,
-                                                                                  duration: .now - started))
+                                                                                  duration: .now - started, httpVersion: head.httpVersion))
                 }
                 throw error
             }
@@ -118,7 +118,7 @@ extension Session {
     private func finish(_ progress: ExchangeProgress, head: TransportResponseHead, started: ContinuousClock.Instant,
                         info: RequestInfo, cache: RequestMetrics.CacheUse) -> Exchange {
         eventMonitor.request(info, didGatherMetrics: RequestMetrics(status: head.status, bytes: progress.received, duration: .now - started,
-                                                                    cache: cache))
+                                                                    cache: cache, httpVersion: head.httpVersion))
         return Exchange(head: head, outcome: progress.outcome ?? .accepted, bytes: progress.bytes)
     }
 }

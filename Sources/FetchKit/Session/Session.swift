@@ -22,13 +22,16 @@ public final class Session: Sendable {
         public var connectTimeout: Duration
         /// Hides secrets in the URLs and messages given to monitors and errors.
         public var redactor: Redactor
+        /// The HTTP versions the session's own transport offers (`settings.http_version`).
+        public var httpVersion: AsyncHTTPClientTransport.HTTPVersion
 
         public init(perHost: Int = 4, rateLimits: [(host: String, rate: Rate)] = [], connectTimeout: Duration = TransportTimeouts.defaults.connect,
-                    redactor: Redactor = Redactor()) {
+                    redactor: Redactor = Redactor(), httpVersion: AsyncHTTPClientTransport.HTTPVersion = .auto) {
             self.perHost = perHost
             self.rateLimits = rateLimits
             self.connectTimeout = connectTimeout
             self.redactor = redactor
+            self.httpVersion = httpVersion
         }
     }
 
@@ -56,7 +59,8 @@ public final class Session: Sendable {
         self.configuration = configuration
         responseCache = cache
         self.networkWaiter = networkWaiter
-        self.transport = transport ?? AsyncHTTPClientTransport(perHost: configuration.perHost, connectTimeout: configuration.connectTimeout)
+        self.transport = transport ?? AsyncHTTPClientTransport(perHost: configuration.perHost, connectTimeout: configuration.connectTimeout,
+                                                                  httpVersion: configuration.httpVersion)
         ownsTransport = transport == nil
         self.interceptor = interceptor
         eventMonitor = CompositeEventMonitor(eventMonitors)
@@ -230,7 +234,7 @@ public final class Session: Sendable {
 /// blocks become. Defaults are SPEC's built-in ones.
 public struct RequestOptions: Sendable {
     public var timeouts: TransportTimeouts
-    /// `tls`: trust anchors and `insecure` (pins are refused, see `AsyncHTTPClientTransport`).
+    /// `tls`: trust anchors, pins, a client certificate, `insecure` (see `AsyncHTTPClientTransport`).
     public var tls: TLSOptions
     public var validator: ResponseValidator
     public var redirector: Redirector

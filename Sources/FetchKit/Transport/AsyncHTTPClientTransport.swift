@@ -7,14 +7,29 @@ import NIOSSL
 
 /// The transport on AsyncHTTPClient: one client per run, its pool sized from `per_host`, redirects
 /// left to FetchKit's `Redirector`, each response handled on its connection's event loop by a
-/// `ResponseStream`, which also enforces the read (stall) and total deadlines.
+/// `ResponseStream`, which also enforces the read (stall) and total deadlines. Requests with
+/// `tls.pins` go through a client of their own per set of pins, whose connections are checked
+/// after the handshake (`PublicKeyPins`); the other `tls` settings ride on each request.
 public final class AsyncHTTPClientTransport: HTTPTransport {
+    /// Which HTTP versions to offer (`settings.http_version`).
+    public enum HTTPVersion: String, Sendable, CaseIterable {
+        /// HTTP/2 where the server offers it over TLS (ALPN), HTTP/1.1 otherwise.
+        case auto
+        /// HTTP/1.1 only.
+        case http1_1 = "1.1"
+    }
+
+    private let configuration: HTTPClient.Configuration
     private let client: HTTPClient
+    private let pinned = LockedBox([PublicKeyPins: HTTPClient]())
+    private let tls = TLSSettings()
 
     /// - Parameters:
-    ///   - perHost: connections kept per host (`settings.per_host`).
+    ///   - perHost: connections kept per host (`settings.per_host`) for HTTP/1.1; HTTP/2 multiplexes
+    ///     a host's requests on one connection.
     ///   - connectTimeout: the client-wide connect timeout.
-    public init(perHost: Int = 4, connectTimeout: Duration = TransportTimeouts.defaults.connect) {
+    ///   - httpVersion: `auto` negotiates HTTP/2 over TLS where the server offers it.
+    public init(perHost: Int = 4, connectTimeout: Duration = TransportTimeouts.defaults.connect, httpVersion: HTTPVersion = .auto) {
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
             timeout: .init(connect: .nanoseconds(Int64(connectTimeout.inNanoseconds))),
@@ -27,12 +42,29 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         // No distributed tracing: fetchctl bootstraps no tracer, and the default no-op one still
         // builds a span and its attributes for every request (a tenth of a small request's allocations).
         configuration.tracing.tracer = nil
+        configuration.httpVersion = httpVersion == .http1_1 ? .http1Only : .automatic
+        self.configuration = configuration
         client = HTTPClient(eventLoopGroupProvider: .shared(MultiThreadedEventLoopGroup.singleton), configuration: configuration)
     }
 
     /// Closes every connection; call it once the run is over, on every path.
     public func shutdown() async throws {
         try await client.shutdown()
+        for other in pinned.withLock({ Array($0.values) }) { try await other.shutdown() }
+    }
+
+    /// The client for requests pinned to `pins` (made on first use), or the shared one.
+    private func client(for pins: PublicKeyPins?) -> HTTPClient {
+        guard let pins else { return client }
+        return pinned.withLock { clients in
+            if let known = clients[pins] { return known }
+            var configuration = self.configuration
+            configuration.http1_1ConnectionDebugInitializer = pins.connectionCheck
+            configuration.http2ConnectionDebugInitializer = pins.connectionCheck
+            let made = HTTPClient(eventLoopGroupProvider: .shared(MultiThreadedEventLoopGroup.singleton), configuration: configuration)
+            clients[pins] = made
+            return made
+        }
     }
 
     public func send(
@@ -46,17 +78,20 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         headers.reserveCapacity(request.headers.count)
         for header in request.headers { headers.add(name: header.name, value: header.value) }
         let outgoing: HTTPClient.Request
+        let trust = try tls.resolve(options.tls, url: url)
+        if trust.pins != nil, request.url.scheme?.lowercased() != "https" {
+            throw FetchError(.tls, "tls.pins can only be checked over https://; the request was not sent", url: url)
+        }
         do {
             outgoing = try HTTPClient.Request(url: request.url, method: NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue),
-                                              headers: headers, body: try Self.body(request.body),
-                                              tlsConfiguration: try Self.tlsConfiguration(options.tls, url: url))
+                                              headers: headers, body: try Self.body(request.body), tlsConfiguration: trust.configuration)
         } catch let error as FetchError {
             throw error
         } catch {
             throw FetchError(.invalidRequest, "\(error)", url: url)
         }
         let stream = ResponseStream(timeouts: options.timeouts, url: url, networkWaiter: options.networkWaiter, onHead: onHead, onChunk: onChunk)
-        let task = client.execute(request: outgoing, delegate: stream, eventLoop: .indifferent, deadline: nil, logger: nil)
+        let task = client(for: trust.pins).execute(request: outgoing, delegate: stream, eventLoop: .indifferent, deadline: nil, logger: nil)
         let received: Int64
         do {
             received = try await withTaskCancellationHandler {
@@ -68,31 +103,17 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
             // What the callbacks or the watchdog threw is the reason; AsyncHTTPClient's own errors are classified.
             if let reason = stream.failure { throw reason }
             if Task.isCancelled { throw FetchError(.cancelled, "cancelled", url: url) }
-            throw Self.classify(error, url: url, afterHead: stream.sawHead)
+            var classified = Self.classify(error, url: url, afterHead: stream.sawHead)
+            if Self.isCertificateRejection(error), let host = request.url.host {
+                // Which certificate, and why: a second look at it (nothing is sent).
+                let port = request.url.port ?? (request.url.scheme == "https" ? 443 : 80)
+                classified.message = await CertificateDiagnosis.explain(host: host, port: port, tls: options.tls, fallback: classified.message)
+            }
+            throw classified
         }
         if let head = stream.head, let expected = head.expectedLength, received < expected, request.method != .head, head.status != 304 {
             throw FetchError(.truncated, "the body ended after \(received) of \(expected) bytes", url: url, status: head.status)
         }
-    }
-
-    // MARK: - TLS
-
-    /// The TLS settings a `tls` block asks for; nil keeps the client's (system trust store, verified).
-    static func tlsConfiguration(_ tls: TLSOptions, url: String) throws -> TLSConfiguration? {
-        if let pins = tls.pins, !pins.isEmpty {
-            // AsyncHTTPClient gives no hook to see the peer's chain; refuse rather than send unpinned.
-            throw FetchError(.tls, "tls.pins is not supported by this version of fetchctl; the request was not sent", url: url)
-        }
-        guard tls.caFile != nil || tls.insecure == true else { return nil }
-        var configuration = TLSConfiguration.makeClientConfiguration()
-        if let caFile = tls.caFile {
-            guard FileManager.default.isReadableFile(atPath: caFile) else {
-                throw FetchError(.tls, "tls.ca_file '\(caFile)' cannot be read", url: url)
-            }
-            configuration.trustRoots = .file(caFile)
-        }
-        if tls.insecure == true { configuration.certificateVerification = .none }
-        return configuration
     }
 
     // MARK: - Request bodies
@@ -136,6 +157,13 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         return classified
     }
 
+    /// The server's certificate failed verification: an untrusted or expired chain, or another host's.
+    static func isCertificateRejection(_ error: Error) -> Bool {
+        if let extra = error as? NIOSSLExtraError, extra == .failedToValidateHostname { return true }
+        guard let ssl = error as? NIOSSLError, case .handshakeFailed(let reason) = ssl else { return false }
+        return "\(reason)".contains("CERTIFICATE_VERIFY_FAILED")
+    }
+
     /// No route, network down, a temporary name resolution failure (EAI_AGAIN), a connect timeout:
     /// what a request meets while the network is gone, as opposed to a refusal by a live server.
     static func isNetworkDown(_ error: Error) -> Bool {
@@ -166,7 +194,14 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
                 return FetchError(.connection, "\(client)", url: url)
             }
         }
+        if let mismatch = error as? PinMismatch { return FetchError(.tlsPinMismatch, mismatch.description, url: url) }
+        if isCertificateRejection(error) {
+            return FetchError(.tls, "the server's certificate was refused (\(error))", url: url)
+        }
         let text = String(describing: error)
+        if text.contains("ALERT_HANDSHAKE_FAILURE") || text.contains("CERTIFICATE_REQUIRED") || text.contains("ALERT_BAD_CERTIFICATE") {
+            return FetchError(.tls, "the server refused the TLS handshake; does it require a client certificate (tls.client_cert)? (\(text))", url: url)
+        }
         if text.contains("NIOSSL") || text.contains("TLS") || text.contains("SSL") {
             return FetchError(.tlsHandshake, text, url: url)
         }
@@ -236,7 +271,8 @@ final class ResponseStream: HTTPClientResponseDelegate {
         var headers = HTTPHeaders()
         for header in head.headers { headers.add(name: header.name, value: header.value) }
         let expected = head.headers.first(name: "Content-Length").flatMap { Int64($0) }
-        let transportHead = TransportResponseHead(status: Int(head.status.code), headers: headers, expectedLength: expected)
+        let version = head.version.major == 2 ? "2" : head.version.major == 1 && head.version.minor == 0 ? "1.0" : "1.1"
+        let transportHead = TransportResponseHead(status: Int(head.status.code), headers: headers, expectedLength: expected, httpVersion: version)
         state.withLock { $0.head = transportHead }
         return call(task) { try onHead(transportHead) }
     }

@@ -8,8 +8,13 @@ public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
         /// The connection was refused, reset or closed before a response.
         case connection
         case dns
+        /// The server's certificate was refused (untrusted, expired, another host's), or the
+        /// server refused ours; or a `tls` file can't be used.
         case tls
+        /// The handshake failed or timed out otherwise (retryable by default).
         case tlsHandshake = "tls_handshake"
+        /// The server's key matches none of `tls.pins`; nothing was sent. Never retried.
+        case tlsPinMismatch = "tls_pin_mismatch"
         /// The body ended before the length the server promised.
         case truncated
         /// The status is not in the route's `validate.status`.

@@ -50,6 +50,8 @@ public struct TransportResponseHead: Sendable {
     public var headers: HTTPHeaders
     /// `Content-Length`, when the server sent one (after decoding it is the encoded length).
     public var expectedLength: Int64?
+    /// The protocol the response came over: "1.1", "2" (nil for a stored response).
+    public var httpVersion: String?
 }
 
 /// Sends one request and streams its response: the head to `onHead`, then every body chunk to

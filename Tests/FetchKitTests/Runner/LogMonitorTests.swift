@@ -43,7 +43,7 @@ import Testing
         "run.started": ["ts", "level", "event", "run_id", "jobs", "concurrency"],
         "job.started": ["ts", "level", "event", "run_id", "job"],
         "request.started": ["ts", "level", "event", "run_id", "job", "method", "url", "attempt"],
-        "request.finished": ["ts", "level", "event", "run_id", "job", "method", "url", "attempt", "status", "bytes", "duration_ms", "cache"],
+        "request.finished": ["ts", "level", "event", "run_id", "job", "method", "url", "attempt", "status", "bytes", "duration_ms", "cache", "http_version"],
         "request.failed": ["ts", "level", "event", "run_id", "job", "method", "url", "attempt", "error", "message", "status"],
         "request.retrying": ["ts", "level", "event", "run_id", "job", "method", "url", "attempt", "reason", "delay_ms", "retry_after"],
         "run.finished": ["ts", "level", "event", "run_id", "succeeded", "failed", "skipped", "up_to_date", "cached", "cache_hits",

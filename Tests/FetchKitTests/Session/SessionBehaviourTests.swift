@@ -188,14 +188,16 @@ import Testing
         }
     }
 
-    @Test func pinsAreRefusedRatherThanIgnored() async throws {
+    /// Pins can't be checked without TLS: a pinned request to an http:// URL is refused, not sent unpinned.
+    @Test func pinsOnPlainHTTPAreRefusedRatherThanIgnored() async throws {
         try await withSession { server, session in
             let options = RequestOptions(tls: TLSOptions(pins: ["sha256/47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="]), retryPolicy: nil)
             let error = await #expect(throws: FetchError.self) { try await session.data(url(server, "/echo"), options: options) }
             #expect(error?.code == .tls)
+            #expect(error?.message == "tls.pins can only be checked over https://; the request was not sent")
             let unreadable = RequestOptions(tls: TLSOptions(caFile: "/nonexistent/ca.pem"), retryPolicy: nil)
             let caError = await #expect(throws: FetchError.self) { try await session.data(url(server, "/echo"), options: unreadable) }
-            #expect(caError?.message == "tls.ca_file '/nonexistent/ca.pem' cannot be read")
+            #expect(caError?.message == "tls.ca_file '/nonexistent/ca.pem' cannot be read; the request was not sent")
             #expect(server.state.requests.isEmpty)
         }
     }

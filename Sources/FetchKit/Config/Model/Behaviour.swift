@@ -237,19 +237,49 @@ public struct OAuth2Options: Sendable, Equatable {
     }
 }
 
-/// `tls`: extra trust anchors, SPKI pins, and the (loudly warned) `insecure` switch.
-public struct TLSOptions: Sendable, Equatable {
-    public var caFile: String?
-    public var pins: [String]?
-    public var insecure: Bool?
-
-    public init(caFile: String? = nil, pins: [String]? = nil, insecure: Bool? = nil) {
-        self.caFile = caFile
-        self.pins = pins
-        self.insecure = insecure
+/// `tls`: trust anchors (`ca_file`, added to the system's or replacing them), public-key pins, a
+/// client certificate, and the (loudly warned) `insecure` switch. Every key is optional; layers
+/// merge key by key.
+public struct TLSOptions: Sendable, Hashable {
+    /// How `ca_file` combines with the system's trust store.
+    public enum CAMode: String, Sendable, Hashable, CaseIterable {
+        /// Trusted besides the system's CAs (the default): a private CA next to public ones.
+        case add
+        /// Trusted instead of the system's CAs: only servers the file's CAs signed are accepted.
+        case replace
     }
 
+    /// A PEM bundle of CA certificates.
+    public var caFile: String?
+    /// Default `add`.
+    public var caMode: CAMode?
+    /// `sha256/<base64 of the SHA-256 of a SubjectPublicKeyInfo>`: the server's certificate must
+    /// carry one of these keys (checked after the handshake, before any request byte is sent).
+    public var pins: [String]?
+    public var insecure: Bool?
+    /// A PEM client certificate (chain) and its PEM private key, for servers that require one.
+    public var clientCert: String?
+    public var clientKey: String?
+    /// The passphrase of an encrypted `clientKey` (from `${VAR}`; never written anywhere).
+    public var clientKeyPassphrase: String?
+
+    public init(caFile: String? = nil, caMode: CAMode? = nil, pins: [String]? = nil, insecure: Bool? = nil,
+                clientCert: String? = nil, clientKey: String? = nil, clientKeyPassphrase: String? = nil) {
+        self.caFile = caFile
+        self.caMode = caMode
+        self.pins = pins
+        self.insecure = insecure
+        self.clientCert = clientCert
+        self.clientKey = clientKey
+        self.clientKeyPassphrase = clientKeyPassphrase
+    }
+
+    /// Whether anything differs from the client's defaults (system trust store, verified, no pins).
+    public var isDefault: Bool { self == TLSOptions() }
+
     func merged(over b: TLSOptions) -> TLSOptions {
-        TLSOptions(caFile: pick(caFile, b.caFile), pins: pick(pins, b.pins), insecure: pick(insecure, b.insecure))
+        TLSOptions(caFile: pick(caFile, b.caFile), caMode: pick(caMode, b.caMode), pins: pick(pins, b.pins), insecure: pick(insecure, b.insecure),
+                   clientCert: pick(clientCert, b.clientCert), clientKey: pick(clientKey, b.clientKey),
+                   clientKeyPassphrase: pick(clientKeyPassphrase, b.clientKeyPassphrase))
     }
 }

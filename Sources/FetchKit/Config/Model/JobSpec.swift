@@ -23,6 +23,8 @@ public struct Settings: Sendable, Equatable {
     /// `settings.network.max_wait`: how long jobs wait for a lost network (from `network.lost`)
     /// before failing with `offline`. Default 5 minutes.
     public var networkMaxWait: Duration = .seconds(300)
+    /// `settings.http_version`: `auto` (HTTP/2 over TLS where the server offers it) or `1.1`.
+    public var httpVersion = AsyncHTTPClientTransport.HTTPVersion.auto
     /// The lowest layer of behaviour that config files set.
     public var behaviour = Behaviour()
 
@@ -34,7 +36,7 @@ public struct Settings: Sendable, Equatable {
     public static func == (lhs: Settings, rhs: Settings) -> Bool {
         lhs.concurrency == rhs.concurrency && lhs.perHost == rhs.perHost && lhs.outputDir == rhs.outputDir
             && lhs.stateDir == rhs.stateDir && lhs.failFast == rhs.failFast && lhs.behaviour == rhs.behaviour
-            && lhs.cacheMaxSize == rhs.cacheMaxSize && lhs.cacheDir == rhs.cacheDir && lhs.networkMaxWait == rhs.networkMaxWait
+            && lhs.cacheMaxSize == rhs.cacheMaxSize && lhs.cacheDir == rhs.cacheDir && lhs.networkMaxWait == rhs.networkMaxWait && lhs.httpVersion == rhs.httpVersion
             && lhs.rateLimits.map(\.host) == rhs.rateLimits.map(\.host) && lhs.rateLimits.map(\.rate) == rhs.rateLimits.map(\.rate)
     }
 }

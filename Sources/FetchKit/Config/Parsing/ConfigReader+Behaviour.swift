@@ -250,16 +250,19 @@ extension ConfigReader {
 
     func tls(_ node: Node) -> TLSOptions {
         var t = TLSOptions()
-        guard let e = mapping(node, allowed: ["ca_file", "pins", "insecure"], what: "tls") else { return t }
+        let keys = ["ca_file", "ca_mode", "pins", "insecure", "client_cert", "client_key", "client_key_passphrase"]
+        guard let e = mapping(node, allowed: keys, what: "tls") else { return t }
         if let n = e["ca_file"], let path = string(n) { t.caFile = resolvePath(path) }
+        if let n = e["ca_mode"] { t.caMode = choice(n, TLSOptions.CAMode.self, what: "tls.ca_mode") }
         if let n = e["pins"], let items = sequence(n, what: "tls.pins") {
             var pins: [String] = []
             for item in items {
                 guard let pin = string(item) else { continue }
-                if Self.isValidPin(pin) {
-                    pins.append(pin)
+                if let normalized = PublicKeyPins.normalized(pin) {
+                    pins.append(normalized)
                 } else {
-                    error("invalid-value", "invalid pin '\(pin)'", at: item, hint: "write sha256/<base64 of the SPKI SHA-256 hash>")
+                    error("invalid-value", "invalid pin '\(pin)'", at: item,
+                          hint: "write sha256/<base64 of the SHA-256 of the certificate's public key (SPKI)>; curl's sha256//<base64> works too")
                 }
             }
             if pins.count == items.count { t.pins = pins }
@@ -270,14 +273,23 @@ extension ConfigReader {
                 warning("insecure-tls", "tls.insecure turns off certificate checks: anyone on the path can read and change this traffic", at: n)
             }
         }
+        if let n = e["client_cert"], let path = string(n) { t.clientCert = resolvePath(path) }
+        if let n = e["client_key"], let path = string(n) { t.clientKey = resolvePath(path) }
+        if let n = e["client_key_passphrase"], let passphrase = string(n) {
+            t.clientKeyPassphrase = passphrase
+            secrets.insert(passphrase)
+        }
+        // A certificate needs its key and a key its certificate, in the same block (layers can't
+        // pair one file from a route with another from a job).
+        if (e["client_cert"] == nil) != (e["client_key"] == nil) {
+            let (present, missing) = e["client_cert"] != nil ? ("client_cert", "client_key") : ("client_key", "client_cert")
+            error("missing-key", "tls.\(present) needs tls.\(missing) beside it", at: node,
+                  hint: "give both the certificate (PEM) and its private key (PEM)")
+        }
+        if e["client_key_passphrase"] != nil, e["client_key"] == nil {
+            error("missing-key", "tls.client_key_passphrase needs tls.client_key beside it", at: node)
+        }
         return t
-    }
-
-    static func isValidPin(_ pin: String) -> Bool {
-        guard pin.hasPrefix("sha256/") else { return false }
-        let b64 = pin.dropFirst("sha256/".count)
-        guard let data = Data(base64Encoded: String(b64)) else { return false }
-        return data.count == 32
     }
 
     /// A path from the config, made absolute against this file's directory.

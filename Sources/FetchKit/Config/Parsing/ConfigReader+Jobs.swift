@@ -2,7 +2,7 @@ import Foundation
 import Yams
 
 extension ConfigReader {
-    static let settingsKeys = ["concurrency", "per_host", "rate_limits", "output_dir", "state_dir", "fail_fast", "network"] + BehaviourKeys.all
+    static let settingsKeys = ["concurrency", "per_host", "rate_limits", "output_dir", "state_dir", "fail_fast", "network", "http_version"] + BehaviourKeys.all
     static let adHocOnlyKeys = ["method"] + RequestKeys.all
     static let jobKeys = ["id", "description", "route", "url", "params", "matrix", "needs", "save", "download", "save_headers", "checksum"]
         + adHocOnlyKeys + BehaviourKeys.all
@@ -21,6 +21,7 @@ extension ConfigReader {
         if let n = e["network"], let network = mapping(n, allowed: ["max_wait"], what: "network") {
             if let wait = network["max_wait"] { s.networkMaxWait = duration(wait) ?? s.networkMaxWait }
         }
+        if let n = e["http_version"] { s.httpVersion = choice(n, AsyncHTTPClientTransport.HTTPVersion.self, what: "http_version") ?? s.httpVersion }
         s.behaviour = behaviour(e, inSettings: true)
         if let size = cacheStore.maxSize { s.cacheMaxSize = size }
         s.cacheDir = cacheStore.directory

@@ -1,0 +1,92 @@
+import Foundation
+import NIOSSL
+
+/// What a `tls` block turns into for the transport, built once per distinct block and kept: the
+/// client's TLS configuration (trust roots, client certificate) and the public-key pins. Files are
+/// read and keys decrypted when a block is first used, not per request; a file that can't be used
+/// fails that block's requests with a `tls` error naming the file, and nothing is sent.
+final class TLSSettings: Sendable {
+    struct Resolved: Sendable {
+        /// nil: the client's own (the system's trust store, verified, no client certificate).
+        var configuration: TLSConfiguration?
+        var pins: PublicKeyPins?
+    }
+
+    private let resolved = LockedBox([TLSOptions: Result<Resolved, FetchError>]())
+
+    func resolve(_ options: TLSOptions, url: String) throws -> Resolved {
+        if options.isDefault { return Resolved() }
+        let result = resolved.withLock { cache in
+            if let known = cache[options] { return known }
+            let result = Result { try Self.build(options) }.mapError { $0 as? FetchError ?? FetchError(.tls, "\($0)") }
+            cache[options] = result
+            return result
+        }
+        do {
+            return try result.get()
+        } catch {
+            var error = error
+            error.url = url
+            throw error
+        }
+    }
+
+    private static func build(_ options: TLSOptions) throws -> Resolved {
+        var out = Resolved()
+        if let pins = options.pins, !pins.isEmpty {
+            guard let parsed = PublicKeyPins(pins) else { throw FetchError(.tls, "tls.pins holds an invalid pin; the request was not sent") }
+            out.pins = parsed
+        }
+        guard options.caFile != nil || options.clientCert != nil || options.insecure == true else { return out }
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        if let caFile = options.caFile {
+            let certificates = try certificates(caFile, key: "tls.ca_file")
+            if options.caMode == .replace {
+                configuration.trustRoots = .certificates(certificates)
+            } else {
+                configuration.additionalTrustRoots = [.certificates(certificates)]
+            }
+        }
+        if let certificate = options.clientCert, let key = options.clientKey {
+            configuration.certificateChain = try certificates(certificate, key: "tls.client_cert").map { .certificate($0) }
+            configuration.privateKey = .privateKey(try privateKey(key, passphrase: options.clientKeyPassphrase))
+        }
+        if options.insecure == true { configuration.certificateVerification = .none }
+        // Built once here to find a key that doesn't match its certificate before any connection.
+        do {
+            _ = try NIOSSLContext(configuration: configuration)
+        } catch {
+            throw FetchError(.tls, "tls.client_cert and tls.client_key do not go together (\(error)); the request was not sent")
+        }
+        out.configuration = configuration
+        return out
+    }
+
+    private static func certificates(_ path: String, key: String) throws -> [NIOSSLCertificate] {
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            throw FetchError(.tls, "\(key) '\(path)' cannot be read; the request was not sent")
+        }
+        guard let certificates = try? NIOSSLCertificate.fromPEMFile(path), !certificates.isEmpty else {
+            throw FetchError(.tls, "\(key) '\(path)' holds no PEM certificate; the request was not sent")
+        }
+        return certificates
+    }
+
+    private static func privateKey(_ path: String, passphrase: String?) throws -> NIOSSLPrivateKey {
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            throw FetchError(.tls, "tls.client_key '\(path)' cannot be read; the request was not sent")
+        }
+        do {
+            if let passphrase {
+                return try NIOSSLPrivateKey(file: path, format: .pem) { (setter: NIOSSLPassphraseSetter<[UInt8]>) in
+                    setter(Array(passphrase.utf8))
+                }
+            }
+            return try NIOSSLPrivateKey(file: path, format: .pem)
+        } catch {
+            // Never the passphrase itself.
+            let why = passphrase == nil ? "not a PEM private key, or encrypted (set tls.client_key_passphrase)" : "not a PEM private key, or the passphrase is wrong"
+            throw FetchError(.tls, "tls.client_key '\(path)' cannot be used: \(why); the request was not sent")
+        }
+    }
+}

@@ -1,0 +1,189 @@
+import Foundation
+import FetchKitTesting
+import Testing
+@testable import FetchKit
+
+/// HTTPS against the test server's private CA: trust (`ca_file`, both modes), the reasons a
+/// certificate is refused, public-key pins over HTTP/1.1 and HTTP/2, client certificates, and the
+/// HTTP version negotiated.
+@Suite struct TLSTests {
+    static let certificates = Result { try TestCertificates.make() }
+
+    func withServer(identity: TestCertificates.ServerIdentity = .valid, requireClientCertificate: Bool = false,
+                    httpVersion: AsyncHTTPClientTransport.HTTPVersion = .auto, monitors: [any EventMonitor] = [],
+                    _ body: (TestServer, Session, TestCertificates) async throws -> Void) async throws {
+        let certificates = try Self.certificates.get()
+        let server = try await TestServer.start(tls: .init(certificates, identity: identity, requireClientCertificate: requireClientCertificate))
+        let session = Session(configuration: Session.Configuration(httpVersion: httpVersion), eventMonitors: monitors)
+        var failure: Error?
+        do { try await body(server, session, certificates) } catch { failure = error }
+        try await session.shutdown()
+        try await server.shutdown()
+        if let failure { throw failure }
+    }
+
+    func fetchError(_ body: () async throws -> Void) async -> FetchError? {
+        do {
+            try await body()
+            return nil
+        } catch {
+            return error as? FetchError
+        }
+    }
+
+    @Test func aPrivateCAIsUnknownWithoutCAFileAndTheMessageSaysWhich() async throws {
+        try await withServer { server, session, _ in
+            let error = await fetchError { _ = try await session.data(server.baseURL + "/echo") }
+            #expect(error?.code == .tls)
+            let message = error?.message ?? ""
+            #expect(message.contains("certificate 'CN=localhost' issued by 'CN=fetchctl test server CA'"), "\(message)")
+            #expect(message.contains("unknown issuer"), "\(message)")
+            #expect(message.contains("tls.ca_file"), "\(message)")
+            #expect(server.state.requests.isEmpty)
+        }
+    }
+
+    @Test(arguments: [TLSOptions.CAMode.add, .replace])
+    func caFileTrustsThePrivateCA(mode: TLSOptions.CAMode) async throws {
+        let recorder = VersionRecorder()
+        try await withServer(monitors: [recorder]) { server, session, certificates in
+            let options = RequestOptions(tls: TLSOptions(caFile: certificates.caFile, caMode: mode))
+            let response = try await session.data(server.baseURL + "/echo", options: options)
+            #expect(response.response.head.status == 200)
+            // HTTP/2 negotiated by ALPN, as the server saw it and as request.finished reports it.
+            #expect(server.state.requests.map(\.httpVersion) == ["HTTP/2"])
+            #expect(recorder.versions == ["2"])
+        }
+    }
+
+    @Test func anExpiredCertificateIsRefusedAndTheMessageSaysWhen() async throws {
+        try await withServer(identity: .expired) { server, session, certificates in
+            let options = RequestOptions(tls: TLSOptions(caFile: certificates.caFile))
+            let error = await fetchError { _ = try await session.data(server.baseURL + "/echo", options: options) }
+            #expect(error?.code == .tls)
+            #expect(error?.message.contains("expired on") == true, "\(error?.message ?? "")")
+            #expect(server.state.requests.isEmpty)
+        }
+    }
+
+    @Test func anotherHostsCertificateIsRefusedAndTheMessageSaysForWhom() async throws {
+        try await withServer(identity: .wrongHost) { server, session, certificates in
+            let options = RequestOptions(tls: TLSOptions(caFile: certificates.caFile))
+            let error = await fetchError { _ = try await session.data(server.baseURL + "/echo", options: options) }
+            #expect(error?.code == .tls)
+            let message = error?.message ?? ""
+            #expect(message.contains("valid for wrong.example, not for 127.0.0.1 (wrong host)"), "\(message)")
+            #expect(server.state.requests.isEmpty)
+        }
+    }
+
+    /// Pins in both spellings, over both protocols: the matching key is accepted.
+    @Test(arguments: [AsyncHTTPClientTransport.HTTPVersion.auto, .http1_1], [false, true])
+    func aPinnedKeyIsAccepted(version: AsyncHTTPClientTransport.HTTPVersion, curlStyle: Bool) async throws {
+        try await withServer(httpVersion: version) { server, session, certificates in
+            let pin = curlStyle ? certificates.serverPinCurlStyle : certificates.serverPin
+            let options = RequestOptions(tls: TLSOptions(caFile: certificates.caFile, pins: [pin]))
+            let response = try await session.data(server.baseURL + "/echo", options: options)
+            #expect(response.response.head.status == 200)
+            #expect(server.state.requests.map(\.httpVersion) == [version == .auto ? "HTTP/2" : "HTTP/1.1"])
+        }
+    }
+
+    /// Another key: refused after the handshake, before a request byte; never retried.
+    @Test(arguments: [AsyncHTTPClientTransport.HTTPVersion.auto, .http1_1])
+    func aKeyMatchingNoPinIsRefusedBeforeAnyRequest(version: AsyncHTTPClientTransport.HTTPVersion) async throws {
+        let recorder = EventRecorder()
+        try await withServer(httpVersion: version, monitors: [recorder]) { server, session, certificates in
+            let other = PublicKeyPins.pin(spki: Array("not the server's key".utf8))
+            let options = RequestOptions(tls: TLSOptions(caFile: certificates.caFile, pins: [other]), retryPolicy: .fast(limit: 3))
+            let error = await fetchError { _ = try await session.data(server.baseURL + "/echo", options: options) }
+            #expect(error?.code == .tlsPinMismatch)
+            #expect(error?.message.contains("it presented \(certificates.serverPin)") == true, "\(error?.message ?? "")")
+            #expect(server.state.requests.isEmpty, "the server saw no request")
+            #expect(server.state.connectionsAccepted == 1, "one handshake, no retry")
+            #expect(recorder.events("request.retrying").isEmpty)
+        }
+    }
+
+    @Test func aServerThatRequiresAClientCertificateRefusesAnAnonymousClient() async throws {
+        try await withServer(requireClientCertificate: true) { server, session, certificates in
+            let options = RequestOptions(tls: TLSOptions(caFile: certificates.caFile), retryPolicy: nil)
+            let error = await fetchError { _ = try await session.data(server.baseURL + "/echo", options: options) }
+            #expect(error?.code == .tls)
+            #expect(error?.message.contains("client certificate") == true, "\(error?.message ?? "")")
+            #expect(server.state.requests.isEmpty)
+        }
+    }
+
+    @Test func aClientCertificateIsPresented() async throws {
+        try await withServer(requireClientCertificate: true) { server, session, certificates in
+            let options = RequestOptions(tls: TLSOptions(caFile: certificates.caFile, clientCert: certificates.clientCertFile,
+                                                         clientKey: certificates.clientKeyFile))
+            let response = try await session.data(server.baseURL + "/echo", options: options)
+            #expect(response.response.head.status == 200)
+            #expect(server.state.requests.map(\.clientCertificate) == ["CN=fetchctl test client"])
+        }
+    }
+
+    /// An encrypted key (PKCS#8, AES-256, made by the openssl command line) with its passphrase; a
+    /// wrong passphrase fails with a message that never shows it.
+    @Test func anEncryptedClientKeyNeedsItsPassphrase() async throws {
+        try await withServer(requireClientCertificate: true) { server, session, certificates in
+            let encrypted = certificates.directory + "/client.enc.key"
+            let openssl = Process()
+            openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+            openssl.arguments = ["pkcs8", "-topk8", "-in", certificates.clientKeyFile, "-out", encrypted, "-v2", "aes-256-cbc",
+                                 "-passout", "pass:correct-horse-7"]
+            try openssl.run()
+            openssl.waitUntilExit()
+            try #require(openssl.terminationStatus == 0)
+            func options(_ passphrase: String?) -> RequestOptions {
+                RequestOptions(tls: TLSOptions(caFile: certificates.caFile, clientCert: certificates.clientCertFile, clientKey: encrypted,
+                                               clientKeyPassphrase: passphrase), retryPolicy: nil)
+            }
+            let response = try await session.data(server.baseURL + "/echo", options: options("correct-horse-7"))
+            #expect(response.response.head.status == 200)
+            let wrong = await fetchError { _ = try await session.data(server.baseURL + "/echo", options: options("battery-staple-9")) }
+            #expect(wrong?.code == .tls)
+            #expect(wrong?.message.contains("passphrase is wrong") == true, "\(wrong?.message ?? "")")
+            #expect(wrong?.message.contains("battery-staple-9") == false)
+            let missing = await fetchError { _ = try await session.data(server.baseURL + "/echo", options: options(nil)) }
+            #expect(missing?.code == .tls)
+            #expect(missing?.message.contains("client_key_passphrase") == true, "\(missing?.message ?? "")")
+            #expect(server.state.requests.count == 1)
+        }
+    }
+
+    /// HTTP/2 multiplexes a host's requests on one connection: 40 requests, one TLS handshake.
+    @Test func http2SharesOneConnection() async throws {
+        try await withServer { server, session, certificates in
+            let options = RequestOptions(tls: TLSOptions(caFile: certificates.caFile))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for i in 0..<40 { group.addTask { _ = try await session.data(server.baseURL + "/delay/20?i=\(i)", options: options) } }
+                try await group.waitForAll()
+            }
+            #expect(server.state.requests.count == 40)
+            #expect(Set(server.state.requests.map(\.httpVersion)) == ["HTTP/2"])
+            #expect(server.state.connectionsAccepted == 1)
+        }
+    }
+
+    @Test func http1_1IsUsedWhenAskedFor() async throws {
+        let recorder = VersionRecorder()
+        try await withServer(httpVersion: .http1_1, monitors: [recorder]) { server, session, certificates in
+            let options = RequestOptions(tls: TLSOptions(caFile: certificates.caFile))
+            _ = try await session.data(server.baseURL + "/echo", options: options)
+            #expect(server.state.requests.map(\.httpVersion) == ["HTTP/1.1"])
+            #expect(recorder.versions == ["1.1"])
+        }
+    }
+}
+
+/// The `http_version` of every `request.finished`.
+final class VersionRecorder: EventMonitor {
+    private let box = LockedBox<[String]>([])
+    var versions: [String] { box.withLock { $0 } }
+    func request(_ request: RequestInfo, didGatherMetrics metrics: RequestMetrics) {
+        box.withLock { $0.append(metrics.httpVersion ?? "none") }
+    }
+}
