@@ -35,7 +35,7 @@ RATE = r"[0-9]+/([0-9]+)?(ms|s|m|h)"
 SIZE = r"[0-9]+(\.[0-9]+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)?"
 STATUS = r"[1-5]xx|[1-5][0-9]{2}(-[1-5][0-9]{2})?"
 CHECKSUM = r"sha256:[0-9A-Fa-f]{64}|sha512:[0-9A-Fa-f]{128}"
-PIN = r"sha256/[A-Za-z0-9+/]{43}="
+PIN = r"sha256//?[A-Za-z0-9+/]{43}="
 HTTP_URL = r"https?://[^\s/?#]+\S*"
 MEDIA_TYPE = r"[^\s/;]+/[^\s/;]+(\s*;.*)?"
 
@@ -394,22 +394,27 @@ DEFS["auth"] = {
 }
 
 DEFS["tls"] = obj(
-    "TLS trust settings.",
+    "TLS: trust anchors, public-key pins, a client certificate. Every key is optional; layers merge key by key.",
     {
-        "ca_file": string("PEM file of CA certificates trusted instead of the system store (relative to the file that sets it)."),
+        "ca_file": string("PEM file of CA certificates to trust (relative to the file that sets it): added to the system's trust store, or instead of it with ca_mode: replace."),
+        "ca_mode": enum_or_env(["add", "replace"], "How ca_file combines with the system's trust store: add (default) or replace.", default="add"),
         "pins": {
             "type": "array",
-            "description": "Public-key pins: base64 SHA-256 hashes of a certificate's SubjectPublicKeyInfo. The chain must contain one of them.",
+            "description": "Public-key pins: base64 SHA-256 hashes of the server certificate's SubjectPublicKeyInfo. The key must match one of them, checked after the handshake and before any request byte (https:// only); a mismatch fails with tls_pin_mismatch and is never retried.",
             "minItems": 1,
             "uniqueItems": True,
             "items": {
                 "type": "string",
-                "description": "A pin: sha256/<base64>.",
+                "description": "A pin: sha256/<base64>, or curl's spelling sha256//<base64>.",
                 "pattern": with_env(PIN),
             },
         },
         "insecure": boolean("Skip certificate verification (prints a warning on every run).", default=False),
+        "client_cert": string("PEM client certificate (chain) for servers that require one (relative to the file that sets it). Needs client_key in the same block."),
+        "client_key": string("PEM private key of client_cert (relative to the file that sets it); may be encrypted, with client_key_passphrase."),
+        "client_key_passphrase": string("Passphrase of an encrypted client_key; write it as ${VAR}, it is never written anywhere."),
     },
+    dependentRequired={"client_cert": ["client_key"], "client_key": ["client_cert"], "client_key_passphrase": ["client_key"]},
 )
 
 DEFS["encoding"] = enum_or_env(
@@ -642,6 +647,13 @@ DEFS["settings_network"] = obj(
     },
 )
 settings_props["network"] = ref("settings_network", "Waiting out network outages.")
+settings_props["http_version"] = enum_or_env(
+    ["auto", "1.1"],
+    "HTTP versions to offer: auto negotiates HTTP/2 over TLS where the server offers it (one multiplexed connection per host), 1.1 uses HTTP/1.1 only.",
+    default="auto",
+)
+# `http_version: 1.1` unquoted is a YAML number.
+settings_props["http_version"]["anyOf"].insert(1, {"const": 1.1})
 DEFS["settings"] = obj(
     "Run settings, and behaviour for every job (the outermost configurable layer).",
     settings_props,

@@ -57,7 +57,8 @@ public struct RunInvocation: Sendable {
         if dryRun {
             let stateDirectory = stateDir.map { ($0 as NSString).standardizingPath } ?? settings(config).stateDir
             let cache = try? SQLiteResponseCache(directory: Self.cacheDirectory(config, stateDirectory: stateDirectory), readOnly: true)
-            let renderer = DryRunRenderer(redactor: config.redactor, cache: cache, offline: offline)
+            let renderer = DryRunRenderer(redactor: config.redactor, cache: cache, offline: offline,
+                                          httpVersion: settings(config).httpVersion)
             stdout.write(await renderer.render(plan))
             stdout.flush()
             return .success
@@ -224,11 +225,15 @@ public struct DryRunRenderer: Sendable {
     /// Read to say which jobs the cache would answer; nil when there is none yet.
     public var cache: (any ResponseCache)?
     public var offline: Bool
+    /// `settings.http_version`, shown as curl's `--http1.1`.
+    public var httpVersion: AsyncHTTPClientTransport.HTTPVersion
 
-    public init(redactor: Redactor, cache: (any ResponseCache)? = nil, offline: Bool = false) {
+    public init(redactor: Redactor, cache: (any ResponseCache)? = nil, offline: Bool = false,
+                httpVersion: AsyncHTTPClientTransport.HTTPVersion = .auto) {
         self.redactor = redactor
         self.cache = cache
         self.offline = offline
+        self.httpVersion = httpVersion
     }
 
     public func render(_ plan: RunPlan) async -> String {
@@ -240,14 +245,30 @@ public struct DryRunRenderer: Sendable {
             if let path = job.downloadPath { out += " → download \(path)" } else if let path = job.savePath { out += " → save \(path)" }
             out += "\n"
             if let line = await cachePlan(job) { out += "# cache: \(line)\n" }
+            if let line = Self.tlsLine(job.behaviour.tls) { out += "# tls: \(line)\n" }
             do {
-                out += try renderer.curl(job.router.makeRequest())
+                out += try renderer.curl(job.router.makeRequest(), tls: job.behaviour.tls, httpVersion: httpVersion)
                 if !out.hasSuffix("\n") { out += "\n" }
             } catch {
                 out += "# cannot build the request: \(redactor.redact("\(error)"))\n"
             }
         }
         return out
+    }
+
+    /// The TLS settings in effect for a job, in words (file names and pin counts, never key
+    /// material or a passphrase); nil for the defaults.
+    static func tlsLine(_ tls: TLSOptions) -> String? {
+        var parts: [String] = []
+        if let caFile = tls.caFile {
+            parts.append("trusts \(caFile) \(tls.caMode == .replace ? "instead of" : "besides") the system's CAs")
+        }
+        if let pins = tls.pins, !pins.isEmpty { parts.append("the server's key must match one of \(pins.count) pin\(pins.count == 1 ? "" : "s")") }
+        if let certificate = tls.clientCert {
+            parts.append("client certificate \(certificate)\(tls.clientKeyPassphrase != nil ? " (its key encrypted)" : "")")
+        }
+        if tls.insecure == true { parts.append("certificates NOT verified (insecure)") }
+        return parts.isEmpty ? nil : parts.joined(separator: "; ")
     }
 
     /// What the response cache would do for `job`, for the plan; nil when it would not be consulted.

@@ -13,15 +13,18 @@ public struct RequestRenderer: Sendable {
         self.redactor = redactor
     }
 
-    public func render(_ request: BuiltRequest, format: Format) throws -> String {
+    public func render(_ request: BuiltRequest, format: Format, tls: TLSOptions = TLSOptions(),
+                       httpVersion: AsyncHTTPClientTransport.HTTPVersion = .auto) throws -> String {
         switch format {
-        case .curl: return try curl(request)
+        case .curl: return try curl(request, tls: tls, httpVersion: httpVersion)
         case .http: return try http(request)
         }
     }
 
-    /// A command that can be pasted into a POSIX shell.
-    public func curl(_ request: BuiltRequest) throws -> String {
+    /// A command that can be pasted into a POSIX shell, with curl's spelling of the TLS settings in
+    /// effect (`--cacert`, `--pinnedpubkey`, `--cert`/`--key`, `-k`, `--http1.1`): file names and
+    /// pins, never key material; a key's passphrase is a secret like any other.
+    public func curl(_ request: BuiltRequest, tls: TLSOptions = TLSOptions(), httpVersion: AsyncHTTPClientTransport.HTTPVersion = .auto) throws -> String {
         var lines: [String] = []
         var first = "curl"
         switch request.method {
@@ -30,6 +33,15 @@ public struct RequestRenderer: Sendable {
         default: first += " -X \(request.method.rawValue)"
         }
         lines.append(first + " " + Self.shellQuote(redactor.redact(request.url.absoluteString)))
+        if httpVersion == .http1_1 { lines.append("--http1.1") }
+        if let caFile = tls.caFile { lines.append("--cacert " + Self.shellQuote(caFile)) }
+        if let pins = tls.pins, !pins.isEmpty {
+            lines.append("--pinnedpubkey " + Self.shellQuote(pins.map { "sha256//" + $0.dropFirst("sha256/".count) }.joined(separator: ";")))
+        }
+        if let certificate = tls.clientCert { lines.append("--cert " + Self.shellQuote(certificate)) }
+        if let key = tls.clientKey { lines.append("--key " + Self.shellQuote(key)) }
+        if let passphrase = tls.clientKeyPassphrase { lines.append("--pass " + Self.shellQuote(redactor.isEnabled ? Redactor.placeholder : passphrase)) }
+        if tls.insecure == true { lines.append("--insecure") }
         var isMultipart = false
         if case .multipart = request.body { isMultipart = true }
         for header in request.headers {

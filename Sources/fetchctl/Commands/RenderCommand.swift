@@ -55,7 +55,8 @@ struct RenderCommand: ParsableCommand {
         let behaviour = compiled.behaviour.merged(over: config.jobsFile?.settings.behaviour ?? Behaviour())
         let request = try Router(route: compiled, params: bound, behaviour: behaviour).makeRequest()
         let renderer = RequestRenderer(redactor: showSecrets ? .none : config.redactor)
-        Output.stdout(try renderer.render(request, format: format))
+        Output.stdout(try renderer.render(request, format: format, tls: behaviour.tls,
+                                          httpVersion: config.jobsFile?.settings.httpVersion ?? .auto))
     }
 }
 
