@@ -50,6 +50,12 @@ public struct TestCertificates: Sendable {
         try TestCertificates(directory: TemporaryDirectory.make(prefix: "fetchctl-tests-pki"))
     }
 
+    /// Makes the whole PKI and writes the PEM files into `directory` (created if needed, kept).
+    public static func make(in directory: String) throws -> TestCertificates {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        return try TestCertificates(directory: directory)
+    }
+
     init(directory: String) throws {
         self.directory = directory
         let serverCA = try Self.makeCA("fetchctl test server CA")

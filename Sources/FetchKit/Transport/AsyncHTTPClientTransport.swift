@@ -195,8 +195,11 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
             }
         }
         if let mismatch = error as? PinMismatch { return FetchError(.tlsPinMismatch, mismatch.description, url: url) }
+        if let extra = error as? NIOSSLExtraError, extra == .failedToValidateHostname {
+            return FetchError(.tls, "the server's certificate is not valid for this host", url: url)
+        }
         if isCertificateRejection(error) {
-            return FetchError(.tls, "the server's certificate was refused (\(error))", url: url)
+            return FetchError(.tls, "the server's certificate failed verification (CERTIFICATE_VERIFY_FAILED)", url: url)
         }
         let text = String(describing: error)
         if text.contains("ALERT_HANDSHAKE_FAILURE") || text.contains("CERTIFICATE_REQUIRED") || text.contains("ALERT_BAD_CERTIFICATE") {

@@ -3,8 +3,10 @@ import FetchKit
 import FetchKitTesting
 import Foundation
 
-/// A hidden command for benchmarks and manual testing: serves FetchKitTesting's endpoints on
-/// 127.0.0.1 until interrupted, printing the base URL first.
+/// A hidden command for benchmarks, examples and manual testing: serves FetchKitTesting's endpoints
+/// on 127.0.0.1 until interrupted, printing the base URL first. With `--tls DIR` it speaks HTTPS
+/// (HTTP/2 and HTTP/1.1) with a private CA made for the run, whose files it writes into DIR
+/// (`ca.pem`, `client.pem`, `client.key`), and prints the server key's pin on the second line.
 struct TestServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "test-server",
@@ -15,10 +17,18 @@ struct TestServerCommand: AsyncParsableCommand {
     @Option(help: "The port (0 picks a free one).")
     var port = 0
 
+    @Option(help: "Serve HTTPS with a private CA written into this directory (ca.pem, client.pem, client.key).")
+    var tls: String?
+
+    @Flag(help: "With --tls: require a client certificate issued by the directory's client CA.")
+    var requireClientCert = false
+
     func run() async throws {
-        let server = try await TestServer.start(port: port)
+        let certificates = try tls.map { try TestCertificates.make(in: $0) }
+        let server = try await TestServer.start(port: port, tls: certificates.map { .init($0, requireClientCertificate: requireClientCert) })
         let stdout = LogWriter.standardOutput
         stdout.write(server.baseURL + "\n")
+        if let certificates { stdout.write(certificates.serverPin + "\n") }
         stdout.flush()
         let stopped = LockedSignal()
         let trap = SignalTrap { _ in stopped.fire() }

@@ -257,7 +257,8 @@ extension ConfigReader {
         if let n = e["pins"], let items = sequence(n, what: "tls.pins") {
             var pins: [String] = []
             for item in items {
-                guard let pin = string(item) else { continue }
+                // An unset ${VAR} was reported already (a warning in validate); its value is no pin to check.
+                guard let (pin, complete) = scalarText(item, what: "a pin"), complete else { continue }
                 if let normalized = PublicKeyPins.normalized(pin) {
                     pins.append(normalized)
                 } else {
