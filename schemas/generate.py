@@ -222,7 +222,7 @@ DEFS["retry"] = obj(
             "description": "Transport failures that are retried. Default: all of them.",
             "uniqueItems": True,
             "items": enum_or_env(
-                ["timeout", "connection", "dns", "tls_handshake", "truncated"],
+                ["timeout", "connection", "dns", "tls_handshake", "truncated", "proxy"],
                 "A transport failure class.",
             ),
         },
@@ -647,6 +647,21 @@ DEFS["settings_network"] = obj(
     },
 )
 settings_props["network"] = ref("settings_network", "Waiting out network outages.")
+DEFS["settings_proxy"] = obj(
+    "A forward proxy for every request, instead of the environment's (https_proxy, http_proxy, all_proxy, no_proxy, read as curl reads them).",
+    {
+        "url": string("http://[user:password@]host:port (a CONNECT tunnel; credentials become Proxy-Authorization) or socks5://host:port; \"\" sends every request direct.",
+                      pattern=r"^(|(?!https://)(?!ftp://)[^\s]*)$"),
+        "no_proxy": {
+            "description": "Hosts that go direct: names, domains (example.com covers its subdomains), IP addresses, CIDR ranges, or * for all. A list, or one comma-separated string as in NO_PROXY.",
+            "anyOf": [
+                {"type": "array", "items": {"type": "string"}},
+                {"type": "string"},
+            ],
+        },
+    },
+)
+settings_props["proxy"] = ref("settings_proxy", "A proxy for every request, instead of the environment's.")
 settings_props["http_version"] = enum_or_env(
     ["auto", "1.1"],
     "HTTP versions to offer: auto negotiates HTTP/2 over TLS where the server offers it (one multiplexed connection per host), 1.1 uses HTTP/1.1 only.",

@@ -58,7 +58,8 @@ public struct RunInvocation: Sendable {
             let stateDirectory = stateDir.map { ($0 as NSString).standardizingPath } ?? settings(config).stateDir
             let cache = try? SQLiteResponseCache(directory: Self.cacheDirectory(config, stateDirectory: stateDirectory), readOnly: true)
             let renderer = DryRunRenderer(redactor: config.redactor, cache: cache, offline: offline,
-                                          httpVersion: settings(config).httpVersion)
+                                          httpVersion: settings(config).httpVersion,
+                                          proxies: (try? Self.proxies(settings(config))) ?? .direct)
             stdout.write(await renderer.render(plan))
             stdout.flush()
             return .success
@@ -94,6 +95,15 @@ public struct RunInvocation: Sendable {
         if let display { monitors.append(display) }
         if config.jobsFile?.settings.behaviour.tls.insecure == true || plan.jobs.contains(where: { $0.behaviour.tls.insecure == true }) {
             stderr.write("warning: tls.insecure is set: certificates are not verified for some requests\n")
+        }
+        // Proxies, as curl reads them from the environment, unless settings.proxy says otherwise.
+        let proxies: ProxyResolver
+        do {
+            proxies = try Self.proxies(settings(config))
+        } catch {
+            stderr.write("error: \((error as? FetchError)?.message ?? "\(error)")\n")
+            stderr.flush()
+            return .invalidConfig
         }
 
         // The state directory: one run at a time (exit 75), and the store for resuming and history.
@@ -137,6 +147,7 @@ public struct RunInvocation: Sendable {
 
         var options = Runner.Options(concurrency: concurrency, failFast: failFast, maxTime: maxTime, stateStore: store, resumes: !noResume,
                                      responseCache: cache, offline: offline)
+        options.proxies = proxies
         // Outages are waited out with the network monitor; without netlink, retries alone meet them.
         if let networkMonitor {
             do {
@@ -183,6 +194,11 @@ public struct RunInvocation: Sendable {
         config.jobsFile?.settings ?? Settings(outputDir: ".", stateDir: ".fetchctl")
     }
 
+    /// The proxies for a run: `settings.proxy` where set, else the environment's (`https_proxy`, …).
+    static func proxies(_ settings: Settings, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ProxyResolver {
+        try ProxyResolver(environment: environment, url: settings.proxyURL, noProxy: settings.noProxy?.joined(separator: ","))
+    }
+
     /// `settings.cache.dir`, else `cache/` in the state directory.
     static func cacheDirectory(_ config: LoadedConfig, stateDirectory: String) -> String {
         config.jobsFile?.settings.cacheDir ?? (stateDirectory as NSString).appendingPathComponent("cache")
@@ -227,13 +243,16 @@ public struct DryRunRenderer: Sendable {
     public var offline: Bool
     /// `settings.http_version`, shown as curl's `--http1.1`.
     public var httpVersion: AsyncHTTPClientTransport.HTTPVersion
+    /// Shown as curl's `--proxy` with its credentials redacted.
+    public var proxies: ProxyResolver
 
     public init(redactor: Redactor, cache: (any ResponseCache)? = nil, offline: Bool = false,
-                httpVersion: AsyncHTTPClientTransport.HTTPVersion = .auto) {
+                httpVersion: AsyncHTTPClientTransport.HTTPVersion = .auto, proxies: ProxyResolver = .direct) {
         self.redactor = redactor
         self.cache = cache
         self.offline = offline
         self.httpVersion = httpVersion
+        self.proxies = proxies
     }
 
     public func render(_ plan: RunPlan) async -> String {
@@ -247,7 +266,8 @@ public struct DryRunRenderer: Sendable {
             if let line = await cachePlan(job) { out += "# cache: \(line)\n" }
             if let line = Self.tlsLine(job.behaviour.tls) { out += "# tls: \(line)\n" }
             do {
-                out += try renderer.curl(job.router.makeRequest(), tls: job.behaviour.tls, httpVersion: httpVersion)
+                let request = try job.router.makeRequest()
+                out += try renderer.curl(request, tls: job.behaviour.tls, httpVersion: httpVersion, proxy: proxies.proxy(for: request.url))
                 if !out.hasSuffix("\n") { out += "\n" }
             } catch {
                 out += "# cannot build the request: \(redactor.redact("\(error)"))\n"

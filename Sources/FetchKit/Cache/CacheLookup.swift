@@ -105,7 +105,7 @@ struct CacheLookup: Sendable {
 
     static func isOriginFailure(_ error: FetchError) -> Bool {
         switch error.code {
-        case .timeout, .connection, .dns, .tlsHandshake, .truncated: return true
+        case .timeout, .connection, .dns, .tlsHandshake, .truncated, .proxy: return true
         case .status: return (500...599).contains(error.status ?? 0)
         default: return false
         }

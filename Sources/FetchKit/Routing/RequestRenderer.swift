@@ -24,7 +24,8 @@ public struct RequestRenderer: Sendable {
     /// A command that can be pasted into a POSIX shell, with curl's spelling of the TLS settings in
     /// effect (`--cacert`, `--pinnedpubkey`, `--cert`/`--key`, `-k`, `--http1.1`): file names and
     /// pins, never key material; a key's passphrase is a secret like any other.
-    public func curl(_ request: BuiltRequest, tls: TLSOptions = TLSOptions(), httpVersion: AsyncHTTPClientTransport.HTTPVersion = .auto) throws -> String {
+    public func curl(_ request: BuiltRequest, tls: TLSOptions = TLSOptions(), httpVersion: AsyncHTTPClientTransport.HTTPVersion = .auto,
+                     proxy: Proxy? = nil) throws -> String {
         var lines: [String] = []
         var first = "curl"
         switch request.method {
@@ -34,6 +35,10 @@ public struct RequestRenderer: Sendable {
         }
         lines.append(first + " " + Self.shellQuote(redactor.redact(request.url.absoluteString)))
         if httpVersion == .http1_1 { lines.append("--http1.1") }
+        if let proxy {
+            // curl tunnels http:// through an HTTP proxy only when asked; fetchctl always does.
+            lines.append("--proxy " + Self.shellQuote(proxy.description) + (proxy.kind == .http ? " --proxytunnel" : ""))
+        }
         if let caFile = tls.caFile { lines.append("--cacert " + Self.shellQuote(caFile)) }
         if let pins = tls.pins, !pins.isEmpty {
             lines.append("--pinnedpubkey " + Self.shellQuote(pins.map { "sha256//" + $0.dropFirst("sha256/".count) }.joined(separator: ";")))

@@ -26,6 +26,8 @@ public final class Runner: Sendable {
         public var networkMonitor: NetworkMonitor?
         /// Why there is no network monitor, logged as `network.warning` once the run has started.
         public var networkProblem: String?
+        /// Which requests go through a proxy (`fetchctl run`: the environment and `settings.proxy`).
+        public var proxies: ProxyResolver = .direct
 
         public init(concurrency: Int? = nil, failFast: Bool = false, maxTime: Duration? = nil, runID: String? = nil,
                     stateStore: StateStore? = nil, resumes: Bool = true, responseCache: (any ResponseCache)? = nil, offline: Bool = false) {
@@ -68,7 +70,7 @@ public final class Runner: Sendable {
         let session = Session(configuration: Session.Configuration(
             perHost: settings.perHost, rateLimits: settings.rateLimits,
             connectTimeout: settings.behaviour.timeout.connect ?? TransportTimeouts.defaults.connect,
-            redactor: config.redactor, httpVersion: settings.httpVersion), transport: transport, eventMonitors: [monitor], cache: options.responseCache, networkWaiter: waiter)
+            redactor: config.redactor, httpVersion: settings.httpVersion, proxies: options.proxies), transport: transport, eventMonitors: [monitor], cache: options.responseCache, networkWaiter: waiter)
         let jobs = JobContext(runner: self, session: session)
         monitor.runDidStart(RunInfo(id: runID, jobs: plan.jobs.count, concurrency: concurrency))
         if let problem = options.networkProblem { monitor.networkMonitorDidFail(problem) }

@@ -24,14 +24,17 @@ public final class Session: Sendable {
         public var redactor: Redactor
         /// The HTTP versions the session's own transport offers (`settings.http_version`).
         public var httpVersion: AsyncHTTPClientTransport.HTTPVersion
+        /// Which requests the session's own transport sends through a proxy (none by default).
+        public var proxies: ProxyResolver
 
         public init(perHost: Int = 4, rateLimits: [(host: String, rate: Rate)] = [], connectTimeout: Duration = TransportTimeouts.defaults.connect,
-                    redactor: Redactor = Redactor(), httpVersion: AsyncHTTPClientTransport.HTTPVersion = .auto) {
+                    redactor: Redactor = Redactor(), httpVersion: AsyncHTTPClientTransport.HTTPVersion = .auto, proxies: ProxyResolver = .direct) {
             self.perHost = perHost
             self.rateLimits = rateLimits
             self.connectTimeout = connectTimeout
             self.redactor = redactor
             self.httpVersion = httpVersion
+            self.proxies = proxies
         }
     }
 
@@ -60,7 +63,7 @@ public final class Session: Sendable {
         responseCache = cache
         self.networkWaiter = networkWaiter
         self.transport = transport ?? AsyncHTTPClientTransport(perHost: configuration.perHost, connectTimeout: configuration.connectTimeout,
-                                                                  httpVersion: configuration.httpVersion)
+                                                                  httpVersion: configuration.httpVersion, proxies: configuration.proxies)
         ownsTransport = transport == nil
         self.interceptor = interceptor
         eventMonitor = CompositeEventMonitor(eventMonitors)

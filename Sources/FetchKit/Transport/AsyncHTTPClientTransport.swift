@@ -9,7 +9,9 @@ import NIOSSL
 /// left to FetchKit's `Redirector`, each response handled on its connection's event loop by a
 /// `ResponseStream`, which also enforces the read (stall) and total deadlines. Requests with
 /// `tls.pins` go through a client of their own per set of pins, whose connections are checked
-/// after the handshake (`PublicKeyPins`); the other `tls` settings ride on each request.
+/// after the handshake (`PublicKeyPins`); the other `tls` settings ride on each request. A request
+/// whose URL the `ProxyResolver` sends through a proxy goes through a client configured with it
+/// (AsyncHTTPClient's proxies are per client): `CONNECT` tunnels, or SOCKS5.
 public final class AsyncHTTPClientTransport: HTTPTransport {
     /// Which HTTP versions to offer (`settings.http_version`).
     public enum HTTPVersion: String, Sendable, CaseIterable {
@@ -21,15 +23,26 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
 
     private let configuration: HTTPClient.Configuration
     private let client: HTTPClient
-    private let pinned = LockedBox([PublicKeyPins: HTTPClient]())
+    /// Clients for pinned or proxied requests, made on first use.
+    private let others = LockedBox([ClientKey: HTTPClient]())
     private let tls = TLSSettings()
+    private let proxies: ProxyResolver
+
+    private struct ClientKey: Hashable {
+        var pins: PublicKeyPins?
+        var proxy: Proxy?
+    }
 
     /// - Parameters:
     ///   - perHost: connections kept per host (`settings.per_host`) for HTTP/1.1; HTTP/2 multiplexes
     ///     a host's requests on one connection.
     ///   - connectTimeout: the client-wide connect timeout.
     ///   - httpVersion: `auto` negotiates HTTP/2 over TLS where the server offers it.
-    public init(perHost: Int = 4, connectTimeout: Duration = TransportTimeouts.defaults.connect, httpVersion: HTTPVersion = .auto) {
+    ///   - proxies: which requests go through a proxy; `.direct` (none) unless given, the
+    ///     environment is not read here (`fetchctl run` reads it, as curl does).
+    public init(perHost: Int = 4, connectTimeout: Duration = TransportTimeouts.defaults.connect, httpVersion: HTTPVersion = .auto,
+                proxies: ProxyResolver = .direct) {
+        self.proxies = proxies
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
             timeout: .init(connect: .nanoseconds(Int64(connectTimeout.inNanoseconds))),
@@ -50,19 +63,32 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
     /// Closes every connection; call it once the run is over, on every path.
     public func shutdown() async throws {
         try await client.shutdown()
-        for other in pinned.withLock({ Array($0.values) }) { try await other.shutdown() }
+        for other in others.withLock({ Array($0.values) }) { try await other.shutdown() }
     }
 
-    /// The client for requests pinned to `pins` (made on first use), or the shared one.
-    private func client(for pins: PublicKeyPins?) -> HTTPClient {
-        guard let pins else { return client }
-        return pinned.withLock { clients in
-            if let known = clients[pins] { return known }
+    /// The client for requests pinned to `pins` or sent through `proxy` (made on first use), or
+    /// the shared one.
+    private func client(pins: PublicKeyPins?, proxy: Proxy?) -> HTTPClient {
+        if pins == nil, proxy == nil { return client }
+        return others.withLock { clients in
+            let key = ClientKey(pins: pins, proxy: proxy)
+            if let known = clients[key] { return known }
             var configuration = self.configuration
-            configuration.http1_1ConnectionDebugInitializer = pins.connectionCheck
-            configuration.http2ConnectionDebugInitializer = pins.connectionCheck
+            if let pins {
+                configuration.http1_1ConnectionDebugInitializer = pins.connectionCheck
+                configuration.http2ConnectionDebugInitializer = pins.connectionCheck
+            }
+            if let proxy {
+                switch proxy.kind {
+                case .http:
+                    let authorization = proxy.username.map { HTTPClient.Authorization.basic(username: $0, password: proxy.password ?? "") }
+                    configuration.proxy = .server(host: proxy.host, port: proxy.port, authorization: authorization)
+                case .socks5:
+                    configuration.proxy = .socksServer(host: proxy.host, port: proxy.port)
+                }
+            }
             let made = HTTPClient(eventLoopGroupProvider: .shared(MultiThreadedEventLoopGroup.singleton), configuration: configuration)
-            clients[pins] = made
+            clients[key] = made
             return made
         }
     }
@@ -91,7 +117,8 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
             throw FetchError(.invalidRequest, "\(error)", url: url)
         }
         let stream = ResponseStream(timeouts: options.timeouts, url: url, networkWaiter: options.networkWaiter, onHead: onHead, onChunk: onChunk)
-        let task = client(for: trust.pins).execute(request: outgoing, delegate: stream, eventLoop: .indifferent, deadline: nil, logger: nil)
+        let proxy = proxies.proxy(for: request.url)
+        let task = client(pins: trust.pins, proxy: proxy).execute(request: outgoing, delegate: stream, eventLoop: .indifferent, deadline: nil, logger: nil)
         let received: Int64
         do {
             received = try await withTaskCancellationHandler {
@@ -104,6 +131,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
             if let reason = stream.failure { throw reason }
             if Task.isCancelled { throw FetchError(.cancelled, "cancelled", url: url) }
             var classified = Self.classify(error, url: url, afterHead: stream.sawHead)
+            if let proxy, !stream.sawHead, let failure = Self.proxyFailure(error, classified: classified, proxy: proxy, url: url) { throw failure }
             if Self.isCertificateRejection(error), let host = request.url.host {
                 // Which certificate, and why: a second look at it (nothing is sent).
                 let port = request.url.port ?? (request.url.scheme == "https" ? 443 : 80)
@@ -155,6 +183,34 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         var classified = classifyCode(error, url: url, afterHead: afterHead)
         if !afterHead, isNetworkDown(error) { classified.isNetworkDown = true }
         return classified
+    }
+
+    /// A failure before any response, with a proxy in the way, that is the proxy's: it refused the
+    /// tunnel (407 and other statuses, a timeout), or could not be reached at all (every connection
+    /// goes to the proxy, so a refused or unresolvable connection is the proxy's). Credentials are
+    /// never shown: the proxy is named as `http://<redacted>@host:port`.
+    static func proxyFailure(_ error: Error, classified: FetchError, proxy: Proxy, url: String) -> FetchError? {
+        if let client = error as? HTTPClientError {
+            switch client {
+            case .proxyAuthenticationRequired:
+                let why = proxy.username == nil ? "it asks for credentials (give them in the proxy URL)" : "it refused the credentials"
+                return FetchError(.proxy, "the proxy \(proxy) answered 407: \(why)", url: url)
+            case .invalidProxyResponse:
+                return FetchError(.proxy, "the proxy \(proxy) refused the tunnel to the server", url: url)
+            case .httpProxyHandshakeTimeout, .socksHandshakeTimeout:
+                return FetchError(.proxy, "the proxy \(proxy) did not answer in time", url: url)
+            default: break
+            }
+        }
+        if "\(error)".contains("SOCKS") { return FetchError(.proxy, "the SOCKS5 proxy \(proxy) failed: \(error)", url: url) }
+        switch classified.code {
+        case .connection, .dns:
+            var failure = FetchError(.proxy, "cannot reach the proxy \(proxy): \(classified.message)", url: url)
+            failure.isNetworkDown = classified.isNetworkDown
+            return failure
+        default:
+            return nil
+        }
     }
 
     /// The server's certificate failed verification: an untrusted or expired chain, or another host's.

@@ -15,6 +15,8 @@ public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
         case tlsHandshake = "tls_handshake"
         /// The server's key matches none of `tls.pins`; nothing was sent. Never retried.
         case tlsPinMismatch = "tls_pin_mismatch"
+        /// The proxy refused the tunnel (407, 403, …), could not be reached, or is not usable.
+        case proxy
         /// The body ended before the length the server promised.
         case truncated
         /// The status is not in the route's `validate.status`.

@@ -77,6 +77,8 @@ public struct RetryOptions: Sendable, Equatable {
         case timeout, connection, dns
         case tlsHandshake = "tls_handshake"
         case truncated
+        /// The proxy refused or failed the connection (its 407, 403, an unreachable proxy).
+        case proxy
     }
 
     public var limit: Int?

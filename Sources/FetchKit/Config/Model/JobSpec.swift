@@ -25,6 +25,11 @@ public struct Settings: Sendable, Equatable {
     public var networkMaxWait: Duration = .seconds(300)
     /// `settings.http_version`: `auto` (HTTP/2 over TLS where the server offers it) or `1.1`.
     public var httpVersion = AsyncHTTPClientTransport.HTTPVersion.auto
+    /// `settings.proxy.url`: the proxy for every request, instead of the environment's
+    /// (`HTTPS_PROXY`, …); "" for none. nil reads the environment.
+    public var proxyURL: String?
+    /// `settings.proxy.no_proxy`: hosts that go direct, instead of `NO_PROXY`; nil reads it.
+    public var noProxy: [String]?
     /// The lowest layer of behaviour that config files set.
     public var behaviour = Behaviour()
 
@@ -37,6 +42,7 @@ public struct Settings: Sendable, Equatable {
         lhs.concurrency == rhs.concurrency && lhs.perHost == rhs.perHost && lhs.outputDir == rhs.outputDir
             && lhs.stateDir == rhs.stateDir && lhs.failFast == rhs.failFast && lhs.behaviour == rhs.behaviour
             && lhs.cacheMaxSize == rhs.cacheMaxSize && lhs.cacheDir == rhs.cacheDir && lhs.networkMaxWait == rhs.networkMaxWait && lhs.httpVersion == rhs.httpVersion
+            && lhs.proxyURL == rhs.proxyURL && lhs.noProxy == rhs.noProxy
             && lhs.rateLimits.map(\.host) == rhs.rateLimits.map(\.host) && lhs.rateLimits.map(\.rate) == rhs.rateLimits.map(\.rate)
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import Yams
 
 extension ConfigReader {
-    static let settingsKeys = ["concurrency", "per_host", "rate_limits", "output_dir", "state_dir", "fail_fast", "network", "http_version"] + BehaviourKeys.all
+    static let settingsKeys = ["concurrency", "per_host", "rate_limits", "output_dir", "state_dir", "fail_fast", "network", "http_version", "proxy"] + BehaviourKeys.all
     static let adHocOnlyKeys = ["method"] + RequestKeys.all
     static let jobKeys = ["id", "description", "route", "url", "params", "matrix", "needs", "save", "download", "save_headers", "checksum"]
         + adHocOnlyKeys + BehaviourKeys.all
@@ -20,6 +20,27 @@ extension ConfigReader {
         if let n = e["fail_fast"] { s.failFast = bool(n) ?? false }
         if let n = e["network"], let network = mapping(n, allowed: ["max_wait"], what: "network") {
             if let wait = network["max_wait"] { s.networkMaxWait = duration(wait) ?? s.networkMaxWait }
+        }
+        if let n = e["proxy"], let proxy = mapping(n, allowed: ["url", "no_proxy"], what: "proxy") {
+            if let u = proxy["url"], let (url, complete) = scalarText(u, what: "a proxy URL") {
+                s.proxyURL = url
+                if complete, !url.isEmpty {
+                    do {
+                        let parsed = try Proxy(parsing: url)
+                        if let password = parsed.password, !password.isEmpty { secrets.insert(password) }
+                    } catch {
+                        self.error("invalid-url", (error as? FetchError)?.message ?? "\(error)", at: u,
+                                   hint: "write http://host:port or socks5://host:port (credentials go before the host, as user:password@); \"\" sends every request direct")
+                    }
+                }
+            }
+            if let list = proxy["no_proxy"] {
+                if case .sequence = list {
+                    s.noProxy = sequence(list, what: "proxy.no_proxy")?.compactMap { string($0) }
+                } else if let text = string(list) {
+                    s.noProxy = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                }
+            }
         }
         if let n = e["http_version"] { s.httpVersion = choice(n, AsyncHTTPClientTransport.HTTPVersion.self, what: "http_version") ?? s.httpVersion }
         s.behaviour = behaviour(e, inSettings: true)
