@@ -4,6 +4,11 @@ import NIOSSL
 import SwiftASN1
 import X509
 
+public enum TestCertificatesError: Error {
+    /// `openssl` could not encrypt the client key (is Debian's openssl installed?).
+    case openssl
+}
+
 /// A private PKI made at test time (no key material is committed): a server CA and the server
 /// certificates `TestServer` can present, a client CA and a client certificate, written as PEM
 /// files into a directory for `tls.ca_file`, `tls.client_cert` and `tls.client_key`.
@@ -82,6 +87,16 @@ public struct TestCertificates: Sendable {
         // The SPKI is what the key's DER representation is (SubjectPublicKeyInfo).
         let spki = server[.valid]!.key.publicKey.derRepresentation
         serverPin = "sha256/" + Data(SHA256.hash(data: spki)).base64EncodedString()
+    }
+
+    /// The client key encrypted with `passphrase` (PKCS#8, AES-256-CBC: what `openssl pkcs8 -topk8`
+    /// writes; swift-crypto writes no encrypted keys), written beside the others; its path.
+    public func encryptedClientKey(passphrase: String) throws -> String {
+        let path = directory + "/client-\(UUID().uuidString.prefix(8)).enc.key"
+        let made = try ProcessLauncher.succeeds("/usr/bin/openssl", ["pkcs8", "-topk8", "-in", clientKeyFile, "-out", path,
+                                                                     "-v2", "aes-256-cbc", "-passout", "pass:" + passphrase])
+        guard made else { throw TestCertificatesError.openssl }
+        return path
     }
 
     /// The server's TLS configuration: `identity`'s certificate, HTTP/2 and HTTP/1.1 offered by ALPN,

@@ -157,7 +157,9 @@ enum TestServerRoutes {
         }
         let n = state.issueToken()
         let expires = request.int("expires_in") ?? 3600
-        return .json(.ok, #"{"access_token":"tok-\#(n)","token_type":"Bearer","expires_in":\#(expires)}"#,
+        // `prefix=` makes tokens a test can look for in what the client wrote.
+        let prefix = request.query["prefix"] ?? "tok-"
+        return .json(.ok, #"{"access_token":"\#(prefix)\#(n)","token_type":"Bearer","expires_in":\#(expires)}"#,
                      headers: [("Cache-Control", "no-store")])
     }
 

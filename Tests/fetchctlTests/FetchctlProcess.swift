@@ -94,14 +94,9 @@ struct FetchctlProcess {
         return process
     }
 
-    /// Foundation's `Process.run()` on Linux is not safe to call from several threads at once (a
-    /// test run crashed in its memmove while tests launched the binary in parallel): one at a time.
-    private static let launching = NSLock()
-
+    /// One at a time, with every other process the tests start (`ProcessLauncher`).
     static func launch(_ process: Process) throws {
-        launching.lock()
-        defer { launching.unlock() }
-        try process.run()
+        try ProcessLauncher.run(process)
     }
 
     /// A fresh temporary directory holding `files`, removed when the test process exits.

@@ -196,7 +196,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
                 let why = proxy.username == nil ? "it asks for credentials (give them in the proxy URL)" : "it refused the credentials"
                 return FetchError(.proxy, "the proxy \(proxy) answered 407: \(why)", url: url)
             case .invalidProxyResponse:
-                return FetchError(.proxy, "the proxy \(proxy) refused the tunnel to the server", url: url)
+                return FetchError(.proxy, "the proxy \(proxy) refused the tunnel to the server (wrong or missing credentials, or a blocked host or port)", url: url)
             case .httpProxyHandshakeTimeout, .socksHandshakeTimeout:
                 return FetchError(.proxy, "the proxy \(proxy) did not answer in time", url: url)
             default: break

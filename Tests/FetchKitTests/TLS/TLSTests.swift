@@ -129,14 +129,7 @@ import Testing
     /// wrong passphrase fails with a message that never shows it.
     @Test func anEncryptedClientKeyNeedsItsPassphrase() async throws {
         try await withServer(requireClientCertificate: true) { server, session, certificates in
-            let encrypted = certificates.directory + "/client.enc.key"
-            let openssl = Process()
-            openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-            openssl.arguments = ["pkcs8", "-topk8", "-in", certificates.clientKeyFile, "-out", encrypted, "-v2", "aes-256-cbc",
-                                 "-passout", "pass:correct-horse-7"]
-            try openssl.run()
-            openssl.waitUntilExit()
-            try #require(openssl.terminationStatus == 0)
+            let encrypted = try certificates.encryptedClientKey(passphrase: "correct-horse-7")
             func options(_ passphrase: String?) -> RequestOptions {
                 RequestOptions(tls: TLSOptions(caFile: certificates.caFile, clientCert: certificates.clientCertFile, clientKey: encrypted,
                                                clientKeyPassphrase: passphrase), retryPolicy: nil)

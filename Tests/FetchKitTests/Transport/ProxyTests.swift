@@ -102,7 +102,7 @@ import Testing
         try await withProxy(.refuses) { server, proxy, session, options in
             let error = await #expect(throws: FetchError.self) { _ = try await session.data(server.baseURL + "/echo", options: options) }
             #expect(error?.code == .proxy)
-            #expect(error?.message == "the proxy http://127.0.0.1:\(proxy.port) refused the tunnel to the server")
+            #expect(error?.message == "the proxy http://127.0.0.1:\(proxy.port) refused the tunnel to the server (wrong or missing credentials, or a blocked host or port)")
         }
         // A proxy port nothing listens on.
         try await withProxy(.open, proxyURL: { _ in "http://127.0.0.1:1" }) { server, _, session, options in

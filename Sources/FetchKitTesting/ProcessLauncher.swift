@@ -1,0 +1,27 @@
+import Foundation
+
+/// Starts child processes one at a time: Foundation's `Process.run()` on Linux is not safe to call
+/// from several threads at once (a test run crashed in its memcpy while one test launched
+/// `openssl` and another the `fetchctl` binary). Every test that starts a process goes through here.
+public enum ProcessLauncher {
+    private static let launching = NSLock()
+
+    public static func run(_ process: Process) throws {
+        launching.lock()
+        defer { launching.unlock() }
+        try process.run()
+    }
+
+    /// Runs `executable` with `arguments` to its end (no input, output discarded); true when it
+    /// exited 0. For quick helper commands only: it blocks the calling thread while they run.
+    public static func succeeds(_ executable: String, _ arguments: [String]) throws -> Bool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try run(process)
+        process.waitUntilExit()
+        return process.terminationStatus == 0
+    }
+}
