@@ -11,6 +11,7 @@ final class JobContext: Sendable {
     let store: StateStore?
     let resumes: Bool
     let offline: Bool
+    let outputGuard: OutputGuard
     private let authenticators: [(options: OAuth2Options, interceptor: AuthenticationInterceptor<OAuth2Authenticator>)]
     /// Request options per `jobs:` entry: its expansions share one behaviour, so the retry policy,
     /// validator and redirector are built once per entry, not once per job.
@@ -24,6 +25,7 @@ final class JobContext: Sendable {
         store = runner.options.stateStore
         resumes = runner.options.resumes
         offline = runner.options.offline
+        outputGuard = OutputGuard(outputDir: runner.settings.outputDir)
         var authenticators: [(OAuth2Options, AuthenticationInterceptor<OAuth2Authenticator>)] = []
         for job in runner.plan.jobs {
             guard case .oauth2(let options)? = job.behaviour.auth, !authenticators.contains(where: { $0.0 == options }) else { continue }
@@ -71,7 +73,9 @@ final class JobContext: Sendable {
         // Each sink type gets its own call, so the session's generic pipeline is specialized for it
         // instead of going through an existential's witness tables on every step.
         let result: JobResult
-        if offline, let download = job.downloadPath {
+        if let path = job.downloadPath ?? job.savePath, let escape = outputEscape(path) {
+            result = JobResult(job: job.id, outcome: .failed, attempts: 0, error: escape, duration: .now - started)
+        } else if offline, let download = job.downloadPath {
             result = offlineDownload(job, destination: download, started: started)
         } else if let download = job.downloadPath {
             // A route's `download: {resumable: false}` turns off Range requests for servers that mishandle them.
@@ -104,6 +108,16 @@ final class JobContext: Sendable {
             let failure = error as? FetchError ?? FetchError(.io, redactor.redact("\(error)"))
             return JobResult(job: job.id, outcome: .failed, status: failure.status, attempts: failure.attempts ?? 1,
                              error: failure, duration: .now - started)
+        }
+    }
+
+    /// The `path_escape` failure for a destination outside `output_dir`, if it is one.
+    private func outputEscape(_ path: String) -> FetchError? {
+        do {
+            try outputGuard.check(path)
+            return nil
+        } catch {
+            return error as? FetchError
         }
     }
 

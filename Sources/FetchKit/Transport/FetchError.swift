@@ -17,6 +17,8 @@ public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
         case tlsPinMismatch = "tls_pin_mismatch"
         /// The proxy refused the tunnel (407, 403, …), could not be reached, or is not usable.
         case proxy
+        /// A `save`/`download` path leads outside `output_dir` (through `..` or a symbolic link).
+        case pathEscape = "path_escape"
         /// The body ended before the length the server promised.
         case truncated
         /// The status is not in the route's `validate.status`.

@@ -1,0 +1,63 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Keeps what a job writes inside `output_dir` at run time, after interpolation *and* symlink
+/// resolution: the plan checks paths as text (`path-escapes-output`), but a directory on the way
+/// may be a symbolic link to elsewhere (`out/reports -> /etc`). Before a job opens its file, the
+/// deepest part of its destination's directory that exists is resolved (`realpath`) and must lie
+/// under the resolved output directory; otherwise the job fails with `path_escape` and nothing is
+/// written. Verdicts are kept per directory for the run (thousands of saves into one directory
+/// resolve it once), so a link made in the middle of a run in a directory already checked is not
+/// seen until the next run.
+final class OutputGuard: Sendable {
+    let root: String
+    private let verdicts = LockedBox([String: FetchError?]())
+
+    init(outputDir: String) {
+        // Lexically: Foundation's `standardizingPath` may follow links, which is what this checks.
+        root = JobExpander.normalize(outputDir)
+    }
+
+    /// Throws `path_escape` when `destination` is, or resolves to, a place outside the output directory.
+    func check(_ destination: String) throws {
+        let lexical = JobExpander.normalize(destination)
+        guard Self.isInside(lexical, root), lexical != root else {
+            throw FetchError(.pathEscape, "'\(destination)' is outside output_dir '\(root)'; nothing was written")
+        }
+        let directory = (lexical as NSString).deletingLastPathComponent
+        let known = verdicts.withLock { $0[directory] }
+        let verdict = known ?? verdict(for: directory)
+        if known == nil { verdicts.withLock { $0[directory] = verdict } }
+        if var verdict {
+            verdict.message = "'\(destination)' " + verdict.message
+            throw verdict
+        }
+    }
+
+    /// nil when `directory` (under the root as text) stays under it once links are followed.
+    private func verdict(for directory: String) -> FetchError? {
+        guard let resolvedRoot = Self.resolve(root) else { return nil }  // nothing made yet: nothing linked
+        var existing = directory
+        var rest: [String] = []
+        while Self.resolve(existing) == nil, existing != root, existing != "/" {
+            rest.insert((existing as NSString).lastPathComponent, at: 0)
+            existing = (existing as NSString).deletingLastPathComponent
+        }
+        guard let resolved = Self.resolve(existing) else { return nil }
+        let target = ([resolved] + rest).joined(separator: "/")
+        if Self.isInside(target, resolvedRoot) { return nil }
+        return FetchError(.pathEscape, "leads outside output_dir through a symbolic link ('\(existing)' is '\(resolved)'); nothing was written")
+    }
+
+    static func isInside(_ path: String, _ root: String) -> Bool {
+        path == root || path.hasPrefix(root.hasSuffix("/") ? root : root + "/")
+    }
+
+    static func resolve(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+}
