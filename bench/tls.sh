@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# HTTPS next to curl and aria2c (issue #16): 2,000 × 16 KiB files from nginx over TLS with a private
+# CA, concurrency 16, over HTTP/2 (curl --parallel multiplexes it; aria2c speaks HTTP/1.1 only) and
+# over HTTP/1.1, all tools in turn round after round (bench/interleave.py), and the TLS handshakes
+# each tool makes for one run (distinct connections in nginx's log).
+#
+#   bench/tls.sh [ROUNDS]     # default 10
+#
+# fetchctl trusts the bench CA with `ca_mode: replace`, as curl's --cacert does (the default, `add`,
+# also loads the system's trust store: about 15 ms more a run, measured). The response cache is off
+# (curl and aria2c have none).
+#
+# Installs what is missing (nginx-light, aria2, curl, openssl, libcurl4-openssl-dev for the static
+# link), builds fetchctl as shipped (release, --static-swift-stdlib), makes a CA and a server
+# certificate for 127.0.0.1 with openssl, and runs everything on a private tmpfs in its own mount
+# namespace, like compare.sh. Needs root. Writes bench/results/tls-*.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds="${1:-10}"
+
+if [ -z "${FETCHCTL_BENCH_INNER:-}" ]; then
+  missing=()
+  for pair in nginx:nginx-light aria2c:aria2 curl:curl openssl:openssl; do
+    command -v "${pair%%:*}" >/dev/null || missing+=("${pair#*:}")
+  done
+  [ -e /usr/lib/x86_64-linux-gnu/libcurl.so ] || [ -e /usr/lib/aarch64-linux-gnu/libcurl.so ] || missing+=(libcurl4-openssl-dev)
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "installing ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+  build=(swift build -c release --static-swift-stdlib --scratch-path .build-static)
+  "${build[@]}" --product fetchctl
+  bin_dir="$("${build[@]}" --show-bin-path)"
+  exec unshare --mount --propagation private env FETCHCTL_BENCH_INNER=1 FETCHCTL_BIN_DIR="$bin_dir" "$0" "$@"
+fi
+
+# --- inside the private mount namespace ---------------------------------------------------------
+bin="$FETCHCTL_BIN_DIR/fetchctl"
+results="$PWD/bench/results"
+mkdir -p "$results"
+work="$(mktemp -d /tmp/fetchctl-bench.XXXXXX)"
+mount -t tmpfs -o size=4g,mode=755 fetchctl-bench "$work"
+cleanup() {
+  [ -f "$work/nginx/nginx.pid" ] && kill "$(cat "$work/nginx/nginx.pid")" 2>/dev/null
+  sleep 0.2; umount "$work" 2>/dev/null; rmdir "$work" 2>/dev/null || true
+}
+trap cleanup EXIT
+
+# A CA and a server certificate for 127.0.0.1 (P-256, as most servers now).
+pki="$work/pki"; mkdir -p "$pki"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj "/CN=bench CA" \
+  -keyout "$pki/ca.key" -out "$pki/ca.pem" 2>/dev/null
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=127.0.0.1" \
+  -keyout "$pki/server.key" -out "$pki/server.csr" 2>/dev/null
+printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n' > "$pki/ext.cnf"
+openssl x509 -req -in "$pki/server.csr" -CA "$pki/ca.pem" -CAkey "$pki/ca.key" -CAcreateserial -days 2 \
+  -extfile "$pki/ext.cnf" -out "$pki/server.pem" 2>/dev/null
+
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+h2="$(free_port)"; h1="$(free_port)"
+mkdir -p "$work/nginx" "$work/www/s16k"
+cat > "$work/nginx/nginx.conf" <<CONF
+worker_processes auto;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/error.log warn;
+daemon on;
+events { worker_connections 1024; }
+http {
+    default_type application/octet-stream;
+    sendfile on; tcp_nopush on; tcp_nodelay on;
+    keepalive_timeout 65s; keepalive_requests 100000;
+    http2_max_concurrent_streams 128;
+    ssl_certificate $pki/server.pem; ssl_certificate_key $pki/server.key;
+    ssl_protocols TLSv1.2 TLSv1.3;
+    log_format conn '\$connection \$ssl_protocol \$server_protocol';
+    client_body_temp_path $work/nginx/body; proxy_temp_path $work/nginx/proxy; fastcgi_temp_path $work/nginx/fastcgi;
+    uwsgi_temp_path $work/nginx/uwsgi; scgi_temp_path $work/nginx/scgi;
+    server { listen 127.0.0.1:$h2 ssl http2; root $work/www; access_log $work/nginx/h2.log conn; }
+    server { listen 127.0.0.1:$h1 ssl; root $work/www; access_log $work/nginx/h1.log conn; }
+}
+CONF
+python3 - "$work/www/s16k" <<'PY'
+import os, sys
+for n in range(2000):
+    with open(os.path.join(sys.argv[1], f"{n}.bin"), "wb") as f:
+        f.write(os.urandom(16 * 1024))
+PY
+nginx -c "$work/nginx/nginx.conf" -p "$work/nginx"
+curl -sS -f --cacert "$pki/ca.pem" -o /dev/null "https://127.0.0.1:$h2/s16k/0.bin"
+
+for proto in h2 h1; do
+  port=$([ "$proto" = h2 ] && echo "$h2" || echo "$h1")
+  base="https://127.0.0.1:$port/s16k"
+  : > "$work/$proto.curl"; : > "$work/$proto.aria2"
+  for n in $(seq 0 1999); do
+    printf 'url = "%s/%s.bin"\noutput = "%s/out/%s.bin"\n' "$base" "$n" "$work" "$n" >> "$work/$proto.curl"
+    printf '%s/%s.bin\n  out=%s.bin\n' "$base" "$n" "$n" >> "$work/$proto.aria2"
+  done
+  version=$([ "$proto" = h2 ] && echo auto || echo '"1.1"')
+  cat > "$work/$proto.yaml" <<YAML
+version: 1
+settings: {concurrency: 16, per_host: 16, output_dir: $work/out, state_dir: $work/state, http_version: $version,
+           tls: {ca_file: $pki/ca.pem, ca_mode: replace}, cache: {policy: reload, behavior: do_not_cache}}
+jobs:
+  - id: f
+    url: "$base/{{matrix.n}}.bin"
+    matrix: {n: [$(seq -s, 0 1999)]}
+    save: "{{matrix.n}}.bin"
+YAML
+done
+
+check="test \$(ls $work/out | wc -l) = 2000 && test \$(du -sb $work/out | cut -f1) = \$(du -sb $work/www/s16k | cut -f1)"
+prep="if [ -d $work/out ]; then $check; fi; rm -rf $work/out $work/state; mkdir -p $work/out"
+curl_flags="--silent --show-error --fail --parallel --parallel-max 16 --cacert $pki/ca.pem"
+aria_flags="--quiet=true -j 16 -x 1 --ca-certificate=$pki/ca.pem --allow-overwrite=true --auto-file-renaming=false -d $work/out"
+
+echo "== 2,000 × 16 KiB over HTTPS, concurrency 16, $rounds rounds in turn"
+python3 bench/interleave.py "$rounds" "$results/tls-runs.json" \
+  "curl, HTTP/2" "$prep" "curl $curl_flags --http2 -K $work/h2.curl" \
+  "fetchctl, HTTP/2" "$prep" "$bin run $work/h2.yaml" \
+  "curl, HTTP/1.1" "$prep" "curl $curl_flags --http1.1 -K $work/h1.curl" \
+  "fetchctl, HTTP/1.1" "$prep" "$bin run $work/h1.yaml" \
+  "aria2c, HTTP/1.1" "$prep" "aria2c $aria_flags -i $work/h1.aria2" | tee "$results/tls-table.txt"
+eval "$check"
+
+echo "== TLS handshakes for one run (distinct connections in nginx's log)"
+{
+  for entry in "curl, HTTP/2|h2|curl $curl_flags --http2 -K $work/h2.curl" \
+               "fetchctl, HTTP/2|h2|$bin run $work/h2.yaml" \
+               "curl, HTTP/1.1|h1|curl $curl_flags --http1.1 -K $work/h1.curl" \
+               "fetchctl, HTTP/1.1|h1|$bin run $work/h1.yaml" \
+               "aria2c, HTTP/1.1|h1|aria2c $aria_flags -i $work/h1.aria2"; do
+    IFS='|' read -r name log command <<<"$entry"
+    eval "$prep"
+    before="$(wc -l < "$work/nginx/$log.log")"
+    eval "$command" >/dev/null 2>&1
+    tail -n +"$((before + 1))" "$work/nginx/$log.log" > "$work/run.log"
+    printf '%s\t%s requests\t%s connections\t%s\n' "$name" "$(wc -l < "$work/run.log")" \
+      "$(cut -d' ' -f1 "$work/run.log" | sort -u | wc -l)" "$(cut -d' ' -f2,3 "$work/run.log" | sort | uniq -c | tr -s ' ' | paste -sd, -)"
+  done
+} | tee "$results/tls-handshakes.tsv"
