@@ -7,6 +7,7 @@ import Foundation
 /// on 127.0.0.1 until interrupted, printing the base URL first. With `--tls DIR` it speaks HTTPS
 /// (HTTP/2 and HTTP/1.1) with a private CA made for the run, whose files it writes into DIR
 /// (`ca.pem`, `client.pem`, `client.key`), and prints the server key's pin on the second line.
+/// `--proxy` adds a forward proxy (FetchKitTesting's `TestProxy`) and prints its URL last.
 struct TestServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "test-server",
@@ -23,17 +24,23 @@ struct TestServerCommand: AsyncParsableCommand {
     @Flag(help: "With --tls: require a client certificate issued by the directory's client CA.")
     var requireClientCert = false
 
+    @Flag(help: "Also start a forward proxy (CONNECT tunnels) on 127.0.0.1 and print its URL last.")
+    var proxy = false
+
     func run() async throws {
         let certificates = try tls.map { try TestCertificates.make(in: $0) }
         let server = try await TestServer.start(port: port, tls: certificates.map { .init($0, requireClientCertificate: requireClientCert) })
         let stdout = LogWriter.standardOutput
         stdout.write(server.baseURL + "\n")
         if let certificates { stdout.write(certificates.serverPin + "\n") }
+        let tunnel = proxy ? try await TestProxy.start() : nil
+        if let tunnel { stdout.write(tunnel.url + "\n") }
         stdout.flush()
         let stopped = LockedSignal()
         let trap = SignalTrap { _ in stopped.fire() }
         await stopped.wait()
         _ = trap
+        try await tunnel?.shutdown()
         try await server.shutdown()
     }
 }
