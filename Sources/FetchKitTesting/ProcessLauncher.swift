@@ -13,15 +13,22 @@ public enum ProcessLauncher {
     }
 
     /// Runs `executable` with `arguments` to its end (no input, output discarded); true when it
-    /// exited 0. For quick helper commands only: it blocks the calling thread while they run.
-    public static func succeeds(_ executable: String, _ arguments: [String]) throws -> Bool {
+    /// exited 0. Waits without holding a thread: the tests share a two-thread cooperative pool, and
+    /// a thread blocked in `waitUntilExit` delays every other test's wake-ups.
+    public static func succeeds(_ executable: String, _ arguments: [String]) async throws -> Bool {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try run(process)
-        process.waitUntilExit()
-        return process.terminationStatus == 0
+        return try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { finished in continuation.resume(returning: finished.terminationStatus == 0) }
+            do {
+                try run(process)
+            } catch {
+                process.terminationHandler = nil
+                continuation.resume(throwing: error)
+            }
+        }
     }
 }

@@ -91,9 +91,9 @@ public struct TestCertificates: Sendable {
 
     /// The client key encrypted with `passphrase` (PKCS#8, AES-256-CBC: what `openssl pkcs8 -topk8`
     /// writes; swift-crypto writes no encrypted keys), written beside the others; its path.
-    public func encryptedClientKey(passphrase: String) throws -> String {
+    public func encryptedClientKey(passphrase: String) async throws -> String {
         let path = directory + "/client-\(UUID().uuidString.prefix(8)).enc.key"
-        let made = try ProcessLauncher.succeeds("/usr/bin/openssl", ["pkcs8", "-topk8", "-in", clientKeyFile, "-out", path,
+        let made = try await ProcessLauncher.succeeds("/usr/bin/openssl", ["pkcs8", "-topk8", "-in", clientKeyFile, "-out", path,
                                                                      "-v2", "aes-256-cbc", "-passout", "pass:" + passphrase])
         guard made else { throw TestCertificatesError.openssl }
         return path

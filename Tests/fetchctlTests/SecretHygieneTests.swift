@@ -27,7 +27,7 @@ import Testing
         let server = try await TestServer.start()
         let tls = try await TestServer.start(tls: .init(certificates, requireClientCertificate: true))
         let proxy = try await TestProxy.start(.requiresCredentials(username: "px", password: Self.secrets["PROXY_PASSWORD"]!))
-        let encryptedKey = try certificates.encryptedClientKey(passphrase: Self.secrets["KEY_PASSPHRASE"]!)
+        let encryptedKey = try await certificates.encryptedClientKey(passphrase: Self.secrets["KEY_PASSPHRASE"]!)
 
         let dir = try FetchctlProcess.directory(with: ["jobs.yaml": """
             version: 1

@@ -88,7 +88,7 @@ final class CachingSink<Inner: ResponseSink>: ResponseSink, RedirectObserving {
         var writer: (any CacheBodyWriter)?
         if let staged = inner as? any StagedFileSink, staged.linkTarget != nil, let shared = cache.makeSharedBodyWriter(), let file = shared.sharedFile {
             do {
-                try staged.open(head, sharing: file)
+                shared.sharedFileOpened(try staged.open(head, sharing: file))
                 writer = shared
             } catch {
                 shared.discard()  // the cache's directory refused the file: save as usual, store a copy

@@ -80,6 +80,10 @@ public protocol CacheBodyWriter: Sendable {
     /// The file the job's sink writes the body to itself (`ResponseCache.makeSharedBodyWriter()`);
     /// nil for a writer that takes the chunks. The default is nil.
     var sharedFile: SharedBodyFile? { get }
+    /// The sink opened `sharedFile` as `descriptor` (open until the sink finishes, after
+    /// `complete()`): the writer may `fstat` it rather than look the file up by name. The default
+    /// does nothing.
+    func sharedFileOpened(_ descriptor: Int32)
 }
 
 /// A file a response cache hands to a job's sink to write a body into (`makeSharedBodyWriter()`):
@@ -100,6 +104,7 @@ public struct SharedBodyFile: Sendable {
 extension CacheBodyWriter {
     public func complete() throws {}
     public var sharedFile: SharedBodyFile? { nil }
+    public func sharedFileOpened(_ descriptor: Int32) {}
 }
 
 /// A stored response: what was received (status, headers without `Set-Cookie` and hop-by-hop

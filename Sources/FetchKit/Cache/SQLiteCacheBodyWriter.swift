@@ -38,6 +38,7 @@ final class SQLiteCacheBodyWriter: CacheBodyWriter {
     private static let counter = LockedBox(0)
 
     private struct State {
+        /// The temporary file when copying; the sink's descriptor of the shared file (not ours to close).
         var fd: Int32 = -1
         var size: Int64 = 0
         /// The body is in `bodies/` under `storageName` (shared, or copied there by `store`).
@@ -86,6 +87,10 @@ final class SQLiteCacheBodyWriter: CacheBodyWriter {
     var isInPlace: Bool { state.withLock { $0.inPlace } }
     var modified: Int64? { state.withLock { $0.modified } }
 
+    func sharedFileOpened(_ descriptor: Int32) {
+        state.withLock { $0.fd = descriptor }
+    }
+
     func write(_ chunk: ByteBuffer) throws {
         try state.withLock { s in
             if sharedFile == nil {
@@ -127,7 +132,9 @@ final class SQLiteCacheBodyWriter: CacheBodyWriter {
     private func complete(_ s: inout State) throws {
         var info = stat()
         if sharedFile != nil {
-            let found = descriptor >= 0 ? fstatat(descriptor, storageName, &info, 0) : stat(path, &info)
+            // The sink's own descriptor (never closed here) when it said, else the name.
+            let found = s.fd >= 0 ? fstat(s.fd, &info) : descriptor >= 0 ? fstatat(descriptor, storageName, &info, 0) : stat(path, &info)
+            s.fd = -1
             guard found == 0 else { throw Failure(errno) }
             guard Int64(info.st_size) == s.size else { throw Failure(EIO) }
             s.inPlace = true
@@ -142,7 +149,8 @@ final class SQLiteCacheBodyWriter: CacheBodyWriter {
 
     func discard() {
         state.withLock { s in
-            if s.fd >= 0 { Glibc.close(s.fd) }
+            // A shared file's descriptor is the sink's to close.
+            if s.fd >= 0, sharedFile == nil { Glibc.close(s.fd) }
             s.fd = -1
             // A shared file is the sink's too: once linked at its destination, only the cache's name goes.
             unlink(path)

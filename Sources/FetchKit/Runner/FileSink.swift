@@ -68,13 +68,14 @@ public final class FileSink: ResponseSink, StagedFileSink {
         }
     }
 
-    func open(_ head: TransportResponseHead, sharing file: SharedBodyFile) throws {
+    func open(_ head: TransportResponseHead, sharing file: SharedBodyFile) throws -> Int32 {
         try state.withLock { s in
             if s.fd >= 0 { Glibc.close(s.fd) }
             s.shared = nil
             s.fd = openat(file.directory, file.name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
             guard s.fd >= 0 else { throw FileIO.error(errno, "cannot create '\(file.path)'") }
             s.shared = file
+            return s.fd
         }
     }
 

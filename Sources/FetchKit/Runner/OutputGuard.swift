@@ -22,11 +22,13 @@ final class OutputGuard: Sendable {
 
     /// Throws `path_escape` when `destination` is, or resolves to, a place outside the output directory.
     func check(_ destination: String) throws {
-        let lexical = JobExpander.normalize(destination)
+        // The plan's paths are normalized already (checked as text there): only others are normalized here.
+        let lexical = destination.utf8.contains(UInt8(ascii: ".")) && destination.contains("/.") ? JobExpander.normalize(destination) : destination
         guard Self.isInside(lexical, root), lexical != root else {
             throw FetchError(.pathEscape, "'\(destination)' is outside output_dir '\(root)'; nothing was written")
         }
-        let directory = (lexical as NSString).deletingLastPathComponent
+        let slash = lexical.utf8.lastIndex(of: UInt8(ascii: "/")) ?? lexical.utf8.startIndex
+        let directory = String(Substring(lexical.utf8[..<slash]))
         let known = verdicts.withLock { $0[directory] }
         let verdict = known ?? verdict(for: directory)
         if known == nil { verdicts.withLock { $0[directory] = verdict } }
@@ -41,7 +43,7 @@ final class OutputGuard: Sendable {
         guard let resolvedRoot = Self.resolve(root) else { return nil }  // nothing made yet: nothing linked
         var existing = directory
         var rest: [String] = []
-        while Self.resolve(existing) == nil, existing != root, existing != "/" {
+        while Self.resolve(existing) == nil, existing != root, existing != "/", !existing.isEmpty {
             rest.insert((existing as NSString).lastPathComponent, at: 0)
             existing = (existing as NSString).deletingLastPathComponent
         }

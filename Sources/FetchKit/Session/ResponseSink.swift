@@ -35,8 +35,9 @@ extension ResponseSink {
 protocol StagedFileSink: ResponseSink {
     /// `open`, writing the body to `file` (a response cache's body, not there yet) instead of a
     /// temporary file, and in `finish` hard-linking `file` to the destination rather than moving
-    /// it (the cache keeps its name). Throws when `file` can't be created; nothing is open then.
-    func open(_ head: TransportResponseHead, sharing file: SharedBodyFile) throws
+    /// it (the cache keeps its name). Returns the file's descriptor (open until `finish`). Throws
+    /// when `file` can't be created; nothing is open then.
+    func open(_ head: TransportResponseHead, sharing file: SharedBodyFile) throws -> Int32
     /// The file the body is being written to and its descriptor, while the sink is open.
     var stagedFile: (path: String, descriptor: Int32)? { get }
     /// Where a stored body with the same contents may be hard-linked instead of written (a

@@ -129,7 +129,7 @@ import Testing
     /// wrong passphrase fails with a message that never shows it.
     @Test func anEncryptedClientKeyNeedsItsPassphrase() async throws {
         try await withServer(requireClientCertificate: true) { server, session, certificates in
-            let encrypted = try certificates.encryptedClientKey(passphrase: "correct-horse-7")
+            let encrypted = try await certificates.encryptedClientKey(passphrase: "correct-horse-7")
             func options(_ passphrase: String?) -> RequestOptions {
                 RequestOptions(tls: TLSOptions(caFile: certificates.caFile, clientCert: certificates.clientCertFile, clientKey: encrypted,
                                                clientKeyPassphrase: passphrase), retryPolicy: nil)
