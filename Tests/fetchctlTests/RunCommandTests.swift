@@ -128,6 +128,27 @@ import Testing
         try await server.shutdown()
     }
 
+    /// A dry run on a machine without the secrets: the plan, a warning, and `<unset: NAME>` where
+    /// the value goes (the set part of a value stays redacted); a real run refuses (exit 2).
+    @Test func dryRunWithAnUnsetVariableShowsThePlan() async throws {
+        let dir = try jobsDirectory("""
+            settings: {headers: {X-Api-Key: "${API_KEY}"}}
+            jobs:
+              - {id: one, url: "https://api.example.org/items", auth: {bearer: "${PREFIX_TOKEN}-${API_TOKEN}"}}
+            """)
+        let environment = ["PREFIX_TOKEN": "visible-part-secret"]
+        let plan = try await FetchctlProcess.run(["run", "jobs.yaml", "--dry-run"], in: dir, environment: environment)
+        #expect(plan.status == 0, "\(plan.stderr)")
+        #expect(plan.stderr.contains("warning: environment variable 'API_KEY' is not set"))
+        #expect(plan.stderr.contains("warning: environment variable 'API_TOKEN' is not set"))
+        #expect(plan.stdout.contains("-H 'X-Api-Key: <unset: API_KEY>'"), "\(plan.stdout)")
+        #expect(plan.stdout.contains("-H 'Authorization: Bearer <redacted><unset: API_TOKEN>'"), "\(plan.stdout)")
+        #expect(!plan.stdout.contains("visible-part-secret"))
+        let run = try await FetchctlProcess.run(["run", "jobs.yaml"], in: dir, environment: environment)
+        #expect(run.status == 2)
+        #expect(run.stderr.contains("error: environment variable 'API_KEY' is not set"))
+    }
+
     @Test(arguments: [(SIGINT, Int32(130)), (SIGTERM, Int32(143))])
     func aSignalStopsTheRunSavesStateAndExits(signal: Int32, status: Int32) async throws {
         let server = try await TestServer.start()

@@ -33,7 +33,7 @@ public struct RunInvocation: Sendable {
     /// Runs and returns the exit status. `stdout` gets only `--dry-run`'s plan; everything else
     /// (diagnostics, log, progress, summary) goes to `stderr` or the log file.
     public func perform(stdout: LogWriter, stderr: LogWriter) async -> ExitStatus {
-        let config = ConfigLoader(environment: environment, mode: .run).load([jobsFile])
+        let config = ConfigLoader(environment: environment, mode: dryRun ? .plan : .run).load([jobsFile])
         if !config.diagnostics.isEmpty {
             stderr.write(DiagnosticRenderer(sources: config.sources).render(config.diagnostics, format: .text))
         }
@@ -62,6 +62,7 @@ public struct RunInvocation: Sendable {
                                           proxies: (try? Self.proxies(settings(config))) ?? .direct)
             stdout.write(await renderer.render(plan))
             stdout.flush()
+            stderr.flush()  // the diagnostics (an unset variable's warning) written above
             return .success
         }
         return await execute(config: config, plan: plan, stderr: stderr)

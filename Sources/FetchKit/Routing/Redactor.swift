@@ -17,7 +17,7 @@ public struct Redactor: Sendable {
     public init(secrets: some Sequence<String> = [], secretHeaders: some Sequence<String> = [String]()) {
         // Each secret also as it appears once escaped into a query string or a path.
         var forms: Set<String> = []
-        for secret in secrets where !secret.isEmpty {
+        for secret in secrets.flatMap(Self.withoutUnsetMarkers) where !secret.isEmpty {
             forms.insert(secret)
             for encoder in [URLEncodedFormEncoder(), URLEncodedFormEncoder(spaceEncoding: .plusReplaced)] {
                 forms.insert(encoder.escape(secret))
@@ -42,7 +42,24 @@ public struct Redactor: Sendable {
 
     /// The value to show for header `name`.
     public func headerValue(name: String, value: String) -> String {
-        isSecretHeader(name) ? Self.placeholder : redact(value)
+        // A dry run's `<unset: NAME>` holds no secret, and saying which variable is missing helps.
+        guard isSecretHeader(name), !value.contains("<unset: ") else { return redact(value) }
+        return Self.placeholder
+    }
+
+    /// A dry run's value with `<unset: NAME>` in place of a missing variable: the marker is no
+    /// secret (and says what to set), the text around it may be.
+    static func withoutUnsetMarkers(_ secret: String) -> [String] {
+        guard secret.contains("<unset: ") else { return [secret] }
+        var pieces: [String] = []
+        var rest = Substring(secret)
+        while let start = rest.range(of: "<unset: ") {
+            pieces.append(String(rest[..<start.lowerBound]))
+            guard let end = rest[start.upperBound...].firstIndex(of: ">") else { return pieces }
+            rest = rest[rest.index(after: end)...]
+        }
+        pieces.append(String(rest))
+        return pieces
     }
 
     /// `text` with every secret value and URL userinfo replaced by `<redacted>`.

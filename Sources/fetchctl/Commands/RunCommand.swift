@@ -11,8 +11,7 @@ struct RunCommand: AsyncParsableCommand {
         .part files, finished and unchanged downloads are up to date. Saves go through the response
         cache (state_dir/cache): fresh answers are served without a request, stale ones revalidated,
         and --offline serves everything from it. Exit codes: 0 every job succeeded,
-        1 a job failed or was skipped, 2 invalid config, 64 bad command line, 75 another run holds the
-        state directory, 130/143 interrupted by SIGINT/SIGTERM.
+        1 a job failed or was skipped, 2 invalid config, 64 bad command line, 75 another run holds the state directory or the network stayed down past settings.network.max_wait (jobs offline, .part files kept: run again later), 130/143 interrupted by SIGINT/SIGTERM.
 
         Examples:
           fetchctl run jobs.yaml

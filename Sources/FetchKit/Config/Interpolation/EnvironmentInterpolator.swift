@@ -5,10 +5,16 @@
 /// so every output can redact them.
 public struct EnvironmentInterpolator: Sendable {
     public let environment: [String: String]
+    /// An unset variable without a default reads as `<unset: NAME>` instead of nothing (a dry run's plan).
+    public let marksUnset: Bool
 
-    public init(environment: [String: String]) {
+    public init(environment: [String: String], marksUnset: Bool = false) {
         self.environment = environment
+        self.marksUnset = marksUnset
     }
+
+    /// What an unset variable reads as when `marksUnset`.
+    public static func unsetMarker(_ name: String) -> String { "<unset: \(name)>" }
 
     /// What resolving one string found.
     public struct Result: Sendable, Equatable {
@@ -92,6 +98,7 @@ public struct EnvironmentInterpolator: Sendable {
             result.text += fallback
         } else {
             result.missing.append((name, requiredMessage.flatMap { $0.isEmpty ? nil : $0 }))
+            if marksUnset { result.text += Self.unsetMarker(name) }
         }
     }
 

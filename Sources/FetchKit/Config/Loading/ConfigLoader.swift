@@ -17,7 +17,7 @@ public struct ConfigLoader: Sendable {
 
     /// Loads `paths` (route files, jobs files, or both in one) and everything they include.
     public func load(_ paths: [String]) -> LoadedConfig {
-        var session = LoadSession(interpolator: EnvironmentInterpolator(environment: environment), mode: mode)
+        var session = LoadSession(interpolator: EnvironmentInterpolator(environment: environment, marksUnset: mode == .plan), mode: mode)
         for path in paths {
             session.loadRoot(path)
         }

@@ -1,10 +1,13 @@
 import Foundation
 import Yams
 
-/// Whether an unset `${VAR}` is a warning (`validate`: CI has no secrets) or an error (`run`).
+/// Whether an unset `${VAR}` is a warning (`validate`: CI has no secrets) or an error (`run`);
+/// `plan` (`run --dry-run`) warns too and shows the value as `<unset: NAME>`, so a plan can be read
+/// on a machine without the secrets.
 public enum InterpolationMode: Sendable {
     case validate
     case run
+    case plan
 }
 
 /// Reads typed values out of Yams nodes for one file, reporting every problem as a located diagnostic.
@@ -181,7 +184,7 @@ final class ConfigReader {
             let text = "environment variable '\(name)' is not set" + (message.map { ": \($0)" } ?? "")
             let hint = "set it, or give a default with ${\(name):-default}"
             switch mode {
-            case .validate: warning("unset-variable", text, at: node, hint: hint)
+            case .validate, .plan: warning("unset-variable", text, at: node, hint: hint)
             case .run: error("unset-variable", text, at: node, hint: hint)
             }
         }
