@@ -132,8 +132,9 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
             if Task.isCancelled { throw FetchError(.cancelled, "cancelled", url: url) }
             var classified = Self.classify(error, url: url, afterHead: stream.sawHead)
             if let proxy, !stream.sawHead, let failure = Self.proxyFailure(error, classified: classified, proxy: proxy, url: url) { throw failure }
-            if Self.isCertificateRejection(error), let host = request.url.host {
-                // Which certificate, and why: a second look at it (nothing is sent).
+            if Self.isCertificateRejection(error), proxy == nil, let host = request.url.host {
+                // Which certificate, and why: a second look at it (nothing is sent). Not through a
+                // proxy: the look goes straight to the server, which a proxied client may not reach.
                 let port = request.url.port ?? (request.url.scheme == "https" ? 443 : 80)
                 classified.message = await CertificateDiagnosis.explain(host: host, port: port, tls: options.tls, fallback: classified.message)
             }
