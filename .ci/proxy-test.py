@@ -7,7 +7,8 @@ its HTTPS test server, all on 127.0.0.1:
 1. 40 HTTPS jobs through the proxy, credentials in HTTPS_PROXY: all succeed over CONNECT tunnels
    (the proxy's log shows them), and the proxy password appears in no byte fetchctl wrote;
 2. the same with NO_PROXY=127.0.0.1: no tunnel is opened;
-3. wrong credentials: the proxy answers 407, the job fails with the code `proxy` after its retry.
+3. wrong credentials: the proxy refuses, the job fails with the code `proxy` after its retry;
+4. the same batch through a SOCKS5 proxy (Debian's microsocks): ALL_PROXY=socks5h://….
 Prints one line per check and 'N passed, N failed'; exits non-zero on any failure.
 """
 import json, os, shutil, signal, socket, sqlite3, subprocess, sys, tempfile, time
@@ -34,7 +35,7 @@ def main():
     work = tempfile.mkdtemp(prefix="fetchctl-proxy-test-")
     pki = os.path.join(work, "pki")
     server = subprocess.Popen([FETCHCTL, "test-server", "--tls", pki], stdout=subprocess.PIPE, text=True)
-    proxy = None
+    proxy = socks = None
     try:
         base = server.stdout.readline().strip()
         server_port = base.rsplit(":", 1)[1]
@@ -118,8 +119,28 @@ jobs:
         retries = [e for e in events if e["event"] == "request.retrying"]
         check(len(retries) == 40, f"each retried once as a transport failure ({len(retries)})")
         check(PASSWORD not in result.stderr + open(os.path.join(work, "refused", "log.jsonl")).read(), "no password in the log")
+
+        print("== 4. through a SOCKS5 proxy (microsocks)")
+        socks_port = free_port()
+        socks = subprocess.Popen(["microsocks", "-i", "127.0.0.1", "-p", str(socks_port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", socks_port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        result, events, directory = run("socks", {"ALL_PROXY": f"socks5h://127.0.0.1:{socks_port}"})
+        check(result.returncode == 0, f"exit 0 (got {result.returncode}) {result.stderr[-400:] if result.returncode else ''}")
+        done = [e for e in events if e["event"] == "job.finished" and e["outcome"] == "succeeded"]
+        check(len(done) == 40, f"40 jobs succeeded through SOCKS5 ({len(done)})")
+        socks.send_signal(signal.SIGTERM)
+        socks.wait(timeout=5)
+        result, events, _ = run("socks-gone", {"ALL_PROXY": f"socks5h://127.0.0.1:{socks_port}"})
+        failures = [e for e in events if e["event"] == "job.finished" and e["outcome"] == "failed"]
+        check(result.returncode == 1 and len(failures) == 40 and all(e.get("error") == "proxy" for e in failures),
+              f"with the SOCKS5 proxy gone, every job fails with proxy ({failures[0].get('message', '') if failures else result.stderr[-300:]})")
     finally:
-        for process in (proxy, server):
+        for process in (proxy, server, socks):
             if process:
                 process.send_signal(signal.SIGTERM)
                 try:
