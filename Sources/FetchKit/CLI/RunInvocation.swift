@@ -15,6 +15,9 @@ public struct RunInvocation: Sendable {
     public var logFile: String?
     public var progress: ProgressMode = .auto
     public var stateDir: String?
+    /// `--shard I/N`: only this shard's jobs, with a state directory of its own
+    /// (`state_dir/shard-I-of-N` unless `stateDir` is given), so shards can run side by side.
+    public var shard: Shard?
     public var failFast = false
     public var maxTime: Duration?
     /// `--no-resume`: ignore `.part` files and recorded validators.
@@ -46,7 +49,7 @@ public struct RunInvocation: Sendable {
             stderr.flush()
             return .invalidConfig
         }
-        let plan: RunPlan
+        var plan: RunPlan
         do {
             plan = try RunPlan(config: config, selecting: jobs)
         } catch {
@@ -54,12 +57,15 @@ public struct RunInvocation: Sendable {
             stderr.flush()
             return .usage
         }
+        let planned = plan.jobs.count
+        if let shard { plan.jobs = shard.select(plan.jobs) }
         if dryRun {
-            let stateDirectory = stateDir.map { ($0 as NSString).standardizingPath } ?? settings(config).stateDir
+            let stateDirectory = stateDirectory(config)
             let cache = try? SQLiteResponseCache(directory: Self.cacheDirectory(config, stateDirectory: stateDirectory), readOnly: true)
             let renderer = DryRunRenderer(redactor: config.redactor, cache: cache, offline: offline,
                                           httpVersion: settings(config).httpVersion,
                                           proxies: (try? Self.proxies(settings(config))) ?? .direct)
+            if let shard { stdout.write("# shard \(shard): \(plan.jobs.count) of the plan's \(planned) jobs\n") }
             stdout.write(await renderer.render(plan))
             stdout.flush()
             stderr.flush()  // the diagnostics (an unset variable's warning) written above
@@ -108,7 +114,7 @@ public struct RunInvocation: Sendable {
         }
 
         // The state directory: one run at a time (exit 75), and the store for resuming and history.
-        let stateDirectory = stateDir.map { ($0 as NSString).standardizingPath } ?? settings(config).stateDir
+        let stateDirectory = stateDirectory(config)
         let lock: RunLock
         do {
             lock = try RunLock(directory: stateDirectory)
@@ -198,6 +204,14 @@ public struct RunInvocation: Sendable {
     /// The proxies for a run: `settings.proxy` where set, else the environment's (`https_proxy`, …).
     static func proxies(_ settings: Settings, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ProxyResolver {
         try ProxyResolver(environment: environment, url: settings.proxyURL, noProxy: settings.noProxy?.joined(separator: ","))
+    }
+
+    /// `--state-dir`, else `settings.state_dir`, with `shard-I-of-N` under it for a shard.
+    private func stateDirectory(_ config: LoadedConfig) -> String {
+        if let stateDir { return (stateDir as NSString).standardizingPath }
+        let base = settings(config).stateDir
+        guard let shard, shard.count > 1 else { return base }
+        return (base as NSString).appendingPathComponent("shard-\(shard.index)-of-\(shard.count)")
     }
 
     /// `settings.cache.dir`, else `cache/` in the state directory.

@@ -59,6 +59,10 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(help: "Stop at the first failed job: cancel running jobs, start no more.")
     var failFast = false
 
+    @Option(help: ArgumentHelp("Run only shard I of N (1-based; a stable hash of job ids, a job with what it needs), or index-env=VAR/N with VAR holding a 0-based index (Kubernetes' JOB_COMPLETION_INDEX). State goes to state_dir/shard-I-of-N.",
+                               valueName: "I/N"))
+    var shard: String?
+
     @Option(help: ArgumentHelp("Stop starting jobs and cancel running ones after this long (e.g. 90s, 10m); exit 1.", valueName: "duration"))
     var maxTime: String?
 
@@ -95,6 +99,13 @@ struct RunCommand: AsyncParsableCommand {
         invocation.noResume = noResume
         invocation.offline = offline
         invocation.reports = try reports()
+        if let shard {
+            do {
+                invocation.shard = try Shard(parsing: shard)
+            } catch {
+                throw ValidationError(error.message)
+            }
+        }
         let status = await invocation.perform(stdout: .standardOutput, stderr: .standardError)
         if status != .success { throw ExitCode(status.rawValue) }
     }
