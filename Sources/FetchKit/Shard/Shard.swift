@@ -8,7 +8,8 @@ import Foundation
 /// A job goes with everything it is connected to through `needs` (both ways): the group is placed by
 /// the hash of its smallest job id, so a job never waits for another shard. Adding a job moves no
 /// other job, unless its `needs` join two groups (then the merged group goes where its smallest id
-/// hashes). The hash is FNV-1a 64 of the id's UTF-8: the same on every machine and in every version.
+/// hashes). The hash is FNV-1a 64 of the id's UTF-8 with MurmurHash3's finalizer: the same on every
+/// machine and in every version.
 public struct Shard: Sendable, Equatable, CustomStringConvertible {
     /// 1-based.
     public var index: Int
@@ -62,6 +63,13 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
             hash ^= UInt64(byte)
             hash &*= 0x0000_0100_0000_01b3
         }
+        // FNV-1a's low bits follow the last bytes closely (ids ending alike would bunch up in a
+        // shard): MurmurHash3's 64-bit finalizer mixes every bit into every other first.
+        hash ^= hash >> 33
+        hash &*= 0xff51_afd7_ed55_8ccd
+        hash ^= hash >> 33
+        hash &*= 0xc4ce_b9fe_1a85_ec53
+        hash ^= hash >> 33
         return Int(hash % UInt64(count)) + 1
     }
 
