@@ -10,6 +10,6 @@ struct Fetchctl: AsyncParsableCommand {
         Config reference: docs/configuration.md. JSON Schemas: `fetchctl schema routes|jobs`.
         """,
         version: FetchKitVersion.current,
-        subcommands: [RunCommand.self, DemoCommand.self, StatusCommand.self, CacheCommand.self, ValidateCommand.self, TestServerCommand.self, RoutesCommand.self, RenderCommand.self, SchemaCommand.self]
+        subcommands: [RunCommand.self, DemoCommand.self, StatusCommand.self, CacheCommand.self, ReportCommand.self, ValidateCommand.self, TestServerCommand.self, RoutesCommand.self, RenderCommand.self, SchemaCommand.self]
     )
 }

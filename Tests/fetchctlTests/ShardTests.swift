@@ -26,7 +26,8 @@ import Testing
         let results = try await withThrowingTaskGroup(of: (Int, FetchctlProcess.Result).self) { group in
             for index in 1...4 {
                 group.addTask {
-                    (index, try await FetchctlProcess.run(["run", "jobs.yaml", "--shard", "\(index)/4", "--progress", "never"], in: dir,
+                    (index, try await FetchctlProcess.run(["run", "jobs.yaml", "--shard", "\(index)/4", "--progress", "never",
+                                                           "--report", "json", "shard-\(index).json"], in: dir,
                                                           environment: ["BASE": server.baseURL]))
                 }
             }
@@ -42,6 +43,18 @@ import Testing
             let count = Int(summary.split(separator: " ").first ?? "") ?? 0
             #expect((2_250...2_750).contains(count), "shard \(index) ran \(count) jobs: \(summary)")
         }
+        // One report from the four: every job once, as JSON and as JUnit.
+        let shards = (1...4).map { "shard-\($0).json" }
+        let merged = try await FetchctlProcess.run(["report", "merge", "all.json"] + shards, in: dir)
+        #expect(merged.status == 0, "\(merged.stderr)")
+        #expect(merged.stderr.contains("4 reports, 10000 jobs: 10000 succeeded, 0 failed, 0 skipped"), "\(merged.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: dir.appendingPathComponent("all.json"))) as? [String: Any])
+        #expect((report["jobs"] as? [[String: Any]])?.count == 10_000)
+        #expect(report["succeeded"] as? Int == 10_000 && report["exit_code"] as? Int == 0)
+        let junit = try await FetchctlProcess.run(["report", "merge", "all.xml"] + shards, in: dir)
+        #expect(junit.status == 0)
+        let xml = try String(contentsOf: dir.appendingPathComponent("all.xml"), encoding: .utf8)
+        #expect(xml.contains(#"<testsuites name="fetchctl" tests="10000" failures="0" skipped="0""#), "\(xml.prefix(200))")
         // Each shard kept its own state directory (they ran at once: one shared lock would have refused three).
         for index in 1...4 {
             #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent(".fetchctl/shard-\(index)-of-4/state.sqlite").path))
@@ -76,6 +89,31 @@ import Testing
             all.formUnion(oldIDs)
         }
         #expect(all.count == 403, "the shards cover the plan")
+    }
+
+    /// A failed shard fails the merge's exit code; a job in two reports keeps the later result.
+    @Test func mergingKeepsFailuresAndTheLaterResult() async throws {
+        let server = try await TestServer.start()
+        let dir = try FetchctlProcess.directory(with: ["jobs.yaml": """
+            version: 1
+            jobs:
+              - {id: ok, url: "${BASE}/status/200"}
+              - {id: broken, url: "${BASE}/status/404"}
+            """])
+        let first = try await FetchctlProcess.run(["run", "jobs.yaml", "--job", "ok", "--report", "json", "a.json"], in: dir,
+                                                  environment: ["BASE": server.baseURL])
+        let second = try await FetchctlProcess.run(["run", "jobs.yaml", "--report", "json", "b.json"], in: dir, environment: ["BASE": server.baseURL])
+        #expect(first.status == 0 && second.status == 1)
+        let merged = try await FetchctlProcess.run(["report", "merge", "--format", "junit", "all.xml", "a.json", "b.json"], in: dir)
+        #expect(merged.status == 1, "the failed run fails the merge")
+        #expect(merged.stderr.contains("warning: job 'ok' is in more than one report"))
+        let xml = try String(contentsOf: dir.appendingPathComponent("all.xml"), encoding: .utf8)
+        #expect(xml.contains(#"tests="2" failures="1""#), "\(xml.prefix(300))")
+        #expect(xml.contains(#"<failure type="status""#))
+        let bad = try await FetchctlProcess.run(["report", "merge", "x.json", "jobs.yaml"], in: dir)
+        #expect(bad.status == 2)
+        #expect(bad.stderr.contains("'jobs.yaml' is not a fetchctl JSON report"))
+        try await server.shutdown()
     }
 
     @Test func theIndexCanComeFromKubernetes() async throws {
