@@ -14,12 +14,14 @@ import Testing
         }
     }
 
+    /// 2,000 jobs here, at a modest concurrency: the test server runs in the test process, and a
+    /// heavier flood delayed other tests' timers by seconds. `.ci/shard-test.py` runs the 10,000.
     @Test func fourShardsSideBySideFetchEveryJobOnce() async throws {
         let server = try await TestServer.start()
-        let ids = (0..<10_000).map(String.init).joined(separator: ", ")
+        let ids = (0..<2_000).map(String.init).joined(separator: ", ")
         let dir = try FetchctlProcess.directory(with: ["jobs.yaml": """
             version: 1
-            settings: {concurrency: 16, per_host: 16, cache: {policy: reload, behavior: do_not_cache}}
+            settings: {concurrency: 4, per_host: 4, cache: {policy: reload, behavior: do_not_cache}}
             jobs:
               - {id: item, url: "${BASE}/status/200?n={{matrix.n}}", matrix: {n: [\(ids)]}}
             """])
@@ -35,26 +37,26 @@ import Testing
         }
         for (index, result) in results { #expect(result.status == 0, "shard \(index): \(result.stderr.suffix(300))") }
         let uris = server.state.requests.map(\.uri)
-        #expect(uris.count == 10_000, "every job fetched once, none twice")
-        #expect(Set(uris).count == 10_000)
-        // Sizes within ±10% of 2,500, from each shard's own summary line.
+        #expect(uris.count == 2_000, "every job fetched once, none twice")
+        #expect(Set(uris).count == 2_000)
+        // Sizes within ±15% of 500, from each shard's own summary line.
         for (index, result) in results {
             let summary = result.stderr.split(separator: "\n").first { $0.contains(" jobs in ") } ?? ""
             let count = Int(summary.split(separator: " ").first ?? "") ?? 0
-            #expect((2_250...2_750).contains(count), "shard \(index) ran \(count) jobs: \(summary)")
+            #expect((425...575).contains(count), "shard \(index) ran \(count) jobs: \(summary)")
         }
         // One report from the four: every job once, as JSON and as JUnit.
         let shards = (1...4).map { "shard-\($0).json" }
         let merged = try await FetchctlProcess.run(["report", "merge", "all.json"] + shards, in: dir)
         #expect(merged.status == 0, "\(merged.stderr)")
-        #expect(merged.stderr.contains("4 reports, 10000 jobs: 10000 succeeded, 0 failed, 0 skipped"), "\(merged.stderr)")
+        #expect(merged.stderr.contains("4 reports, 2000 jobs: 2000 succeeded, 0 failed, 0 skipped"), "\(merged.stderr)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: dir.appendingPathComponent("all.json"))) as? [String: Any])
-        #expect((report["jobs"] as? [[String: Any]])?.count == 10_000)
-        #expect(report["succeeded"] as? Int == 10_000 && report["exit_code"] as? Int == 0)
+        #expect((report["jobs"] as? [[String: Any]])?.count == 2_000)
+        #expect(report["succeeded"] as? Int == 2_000 && report["exit_code"] as? Int == 0)
         let junit = try await FetchctlProcess.run(["report", "merge", "all.xml"] + shards, in: dir)
         #expect(junit.status == 0)
         let xml = try String(contentsOf: dir.appendingPathComponent("all.xml"), encoding: .utf8)
-        #expect(xml.contains(#"<testsuites name="fetchctl" tests="10000" failures="0" skipped="0""#), "\(xml.prefix(200))")
+        #expect(xml.contains(#"<testsuites name="fetchctl" tests="2000" failures="0" skipped="0""#), "\(xml.prefix(200))")
         // Each shard kept its own state directory (they ran at once: one shared lock would have refused three).
         for index in 1...4 {
             #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent(".fetchctl/shard-\(index)-of-4/state.sqlite").path))
