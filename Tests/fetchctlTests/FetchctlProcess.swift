@@ -52,34 +52,11 @@ struct FetchctlProcess {
     }
 
     private static func runBlocking(_ arguments: [String], in directory: URL = root, environment: [String: String] = [:]) throws -> Result {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
-        process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try launch(process)
-        // Read both pipes at once, before waiting: a child that fills one pipe (a long JSON log on
-        // stderr) while the other is being read to its end would block, and the test with it.
-        let errors = LockedData()
-        let readingErrors = DispatchGroup()
-        readingErrors.enter()
-        DispatchQueue.global().async {
-            errors.set(err.fileHandleForReading.readDataToEndOfFile())
-            readingErrors.leave()
-        }
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        readingErrors.wait()
-        let stderr = errors.value
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                      stderr: String(decoding: stderr, as: UTF8.self))
+        let finished = try ProcessLauncher.runToEnd(binary.path, arguments, in: directory.path,
+                                                    environment: environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a })
+        return Result(status: finished.status, stdout: finished.stdout, stderr: finished.stderr)
     }
 
-    /// Starts `fetchctl arguments` without waiting; stdout and stderr go to files in `directory`
-    /// (`stdout.txt`, `stderr.txt`), so the test can signal the process and read them afterwards.
     static func start(_ arguments: [String], in directory: URL, environment: [String: String] = [:]) throws -> Process {
         let process = Process()
         process.executableURL = binary

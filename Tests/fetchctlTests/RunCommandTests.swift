@@ -142,7 +142,7 @@ import Testing
         #expect(plan.stderr.contains("warning: environment variable 'API_KEY' is not set"))
         #expect(plan.stderr.contains("warning: environment variable 'API_TOKEN' is not set"))
         #expect(plan.stdout.contains("-H 'X-Api-Key: <unset: API_KEY>'"), "\(plan.stdout)")
-        #expect(plan.stdout.contains("-H 'Authorization: Bearer <redacted><unset: API_TOKEN>'"), "\(plan.stdout)")
+        #expect(plan.stdout.contains("-H 'Authorization: <redacted> <unset: API_TOKEN>'"), "\(plan.stdout)")
         #expect(!plan.stdout.contains("visible-part-secret"))
         let run = try await FetchctlProcess.run(["run", "jobs.yaml"], in: dir, environment: environment)
         #expect(run.status == 2)

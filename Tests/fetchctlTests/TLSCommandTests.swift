@@ -26,7 +26,7 @@ import Testing
         #expect(result.status == 1, "\(result.stderr)")
         let log = events(result.stderr)
         let finished = log.filter { $0["event"] as? String == "request.finished" }
-        #expect(finished.count == 6)
+        #expect(finished.count == 6, "\(result.stderr.suffix(1500))")
         #expect(finished.allSatisfy { $0["http_version"] as? String == "2" })
         let failed = log.first { $0["event"] as? String == "job.finished" && $0["job"] as? String == "impostor" }
         #expect(failed?["outcome"] as? String == "failed")

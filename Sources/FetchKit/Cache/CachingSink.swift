@@ -86,7 +86,8 @@ final class CachingSink<Inner: ResponseSink>: ResponseSink, RedirectObserving {
         guard let sent, !redirected, let varyNames = lookup.mayStore(head, sent: sent) else { return try inner.open(head) }
         // A `save:` writes the body into the cache's own file and links it into place: one copy.
         var writer: (any CacheBodyWriter)?
-        if let staged = inner as? any StagedFileSink, staged.linkTarget != nil, let shared = cache.makeSharedBodyWriter(), let file = shared.sharedFile {
+        if let staged = inner as? any StagedFileSink, let target = staged.linkTarget, let shared = cache.makeSharedBodyWriter(for: target.destination),
+           let file = shared.sharedFile {
             do {
                 shared.sharedFileOpened(try staged.open(head, sharing: file))
                 writer = shared

@@ -39,9 +39,10 @@ public protocol ResponseCache: Sendable {
     /// names (`CacheBodyWriter.sharedFile`): the sink creates that file, writes the body there and,
     /// once it is complete, hard-links it to its own destination instead of moving a temporary
     /// file into place. The store keeps the file under its name: the body is written once.
-    /// `write` then only counts the bytes. nil when the store can't (the session then uses
-    /// `makeBodyWriter()`). The default is nil.
-    func makeSharedBodyWriter() -> (any CacheBodyWriter)?
+    /// `write` then only counts the bytes. nil when the store can't, or `destination` is on another
+    /// file system (the job's bytes must not depend on the cache's disk): the session then uses
+    /// `makeBodyWriter()`. The default is nil.
+    func makeSharedBodyWriter(for destination: String) -> (any CacheBodyWriter)?
 
     /// Stores `entry` with the body `writer` collected, replacing a stored response with the same
     /// method, URL and `varyKey`. The body is in place before the entry becomes visible.
@@ -64,7 +65,7 @@ public protocol ResponseCache: Sendable {
 extension ResponseCache {
     public func linkBody(of entry: CachedResponse, to destination: String, staging: String) async throws -> Bool { false }
     public func copyBody(of entry: CachedResponse, descriptor: Int32) async throws -> Bool { false }
-    public func makeSharedBodyWriter() -> (any CacheBodyWriter)? { nil }
+    public func makeSharedBodyWriter(for destination: String) -> (any CacheBodyWriter)? { nil }
 }
 
 /// Collects a body being stored; written on the transport's I/O thread as chunks arrive.

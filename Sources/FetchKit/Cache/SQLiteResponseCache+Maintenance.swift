@@ -120,10 +120,16 @@ extension SQLiteResponseCache {
         }
         var removed = 0
         let files = FileManager.default
+        // Only orphans older than an hour: a run sharing this cache (a shard, another jobs file)
+        // writes its saves' bodies here before their rows exist.
+        let hourAgo = Date().timeIntervalSince1970 - 3600
         for bucket in (try? files.contentsOfDirectory(atPath: bodiesPath)) ?? [] {
             let folder = (bodiesPath as NSString).appendingPathComponent(bucket)
             for name in (try? files.contentsOfDirectory(atPath: folder)) ?? [] where !known.contains("bodies/\(bucket)/\(name)") {
-                if unlink((folder as NSString).appendingPathComponent(name)) == 0 { removed += 1 }
+                let path = (folder as NSString).appendingPathComponent(name)
+                var info = stat()
+                guard stat(path, &info) == 0, Double(info.st_mtim.tv_sec) < hourAgo else { continue }
+                if unlink(path) == 0 { removed += 1 }
             }
         }
         return removed + sweepTemporaryFiles()

@@ -63,6 +63,8 @@ public final class SQLiteResponseCache: ResponseCache {
         var storedURLs: Set<String> = []
         /// With `batchesStores`: rows gathered for the next timed commit.
         var deferred: [PendingRow] = []
+        /// Output directories known to be (or not) on the cache's file system.
+        var sameFileSystem: [String: Bool] = [:]
         /// The timer that commits `deferred` 100 ms after the first row of a batch.
         var flushTimer: Task<Void, Never>?
         /// URLs with a batched row not committed yet (deferred, or in a flush under way), and the
@@ -286,8 +288,26 @@ public final class SQLiteResponseCache: ResponseCache {
 
     /// The job's sink writes the body into `bodies/` itself and links it to its destination (see
     /// `SQLiteCacheBodyWriter`): no second copy, no extra link. Only with the directory open.
-    public func makeSharedBodyWriter() -> (any CacheBodyWriter)? {
-        directoryDescriptor >= 0 ? makeBodyWriter(shared: true) : nil
+    public func makeSharedBodyWriter(for destination: String) -> (any CacheBodyWriter)? {
+        directoryDescriptor >= 0 && onThisFileSystem(destination) ? makeBodyWriter(shared: true) : nil
+    }
+
+    /// Whether `destination`'s directory (or its nearest existing ancestor) is on the cache's file
+    /// system; remembered per directory for the cache's lifetime.
+    private func onThisFileSystem(_ destination: String) -> Bool {
+        let slash = destination.utf8.lastIndex(of: UInt8(ascii: "/")) ?? destination.utf8.startIndex
+        let directory = String(Substring(destination.utf8[..<slash]))
+        if let known = state.withLock({ $0.sameFileSystem[directory] }) { return known }
+        var cache = stat(), info = stat()
+        guard fstat(directoryDescriptor, &cache) == 0 else { return false }
+        var existing = directory
+        while !existing.isEmpty, stat(existing, &info) != 0 {
+            existing = (existing as NSString).deletingLastPathComponent
+            if existing == "/" { break }
+        }
+        let same = !existing.isEmpty && stat(existing, &info) == 0 && info.st_dev == cache.st_dev
+        state.withLock { $0.sameFileSystem[directory] = same }
+        return same
     }
 
     private func makeBodyWriter(shared: Bool) -> (any CacheBodyWriter)? {

@@ -42,9 +42,22 @@ public struct Redactor: Sendable {
 
     /// The value to show for header `name`.
     public func headerValue(name: String, value: String) -> String {
-        // A dry run's `<unset: NAME>` holds no secret, and saying which variable is missing helps.
-        guard isSecretHeader(name), !value.contains("<unset: ") else { return redact(value) }
-        return Self.placeholder
+        guard isSecretHeader(name) else { return redact(value) }
+        // A dry run's `<unset: NAME>` markers say which variables are missing; the rest of the
+        // value may be a secret all the same (a cookie with one part unset), so it stays hidden.
+        let markers = Self.unsetMarkers(in: value)
+        return markers.isEmpty ? Self.placeholder : ([Self.placeholder] + markers).joined(separator: " ")
+    }
+
+    /// The `<unset: NAME>` markers in `text`, in order.
+    static func unsetMarkers(in text: String) -> [String] {
+        var found: [String] = []
+        var rest = Substring(text)
+        while let start = rest.range(of: "<unset: "), let end = rest[start.upperBound...].firstIndex(of: ">") {
+            found.append(String(rest[start.lowerBound...end]))
+            rest = rest[rest.index(after: end)...]
+        }
+        return found
     }
 
     /// A dry run's value with `<unset: NAME>` in place of a missing variable: the marker is no
@@ -55,11 +68,12 @@ public struct Redactor: Sendable {
         var rest = Substring(secret)
         while let start = rest.range(of: "<unset: ") {
             pieces.append(String(rest[..<start.lowerBound]))
-            guard let end = rest[start.upperBound...].firstIndex(of: ">") else { return pieces }
+            guard let end = rest[start.upperBound...].firstIndex(of: ">") else { return pieces.filter { $0.count >= 4 } }
             rest = rest[rest.index(after: end)...]
         }
         pieces.append(String(rest))
-        return pieces
+        // Separators between variables ('.', '-', ' ') are no secret, and would garble every line.
+        return pieces.filter { $0.count >= 4 }
     }
 
     /// `text` with every secret value and URL userinfo replaced by `<redacted>`.

@@ -73,7 +73,7 @@ final class JobContext: Sendable {
         // Each sink type gets its own call, so the session's generic pipeline is specialized for it
         // instead of going through an existential's witness tables on every step.
         let result: JobResult
-        if let path = job.downloadPath ?? job.savePath, let escape = outputEscape(path) {
+        if let escape = [job.downloadPath ?? job.savePath, job.headersPath].lazy.compactMap({ $0 }).compactMap(outputEscape).first {
             result = JobResult(job: job.id, outcome: .failed, attempts: 0, error: escape, duration: .now - started)
         } else if offline, let download = job.downloadPath {
             result = offlineDownload(job, destination: download, started: started)

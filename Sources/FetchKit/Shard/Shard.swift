@@ -78,9 +78,15 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
     static func anchors(_ jobs: [ExpandedJob]) -> [String: String] {
         var parent: [String: String] = [:]
         func root(_ id: String) -> String {
-            var id = id
-            while let next = parent[id], next != id { id = next }
-            return id
+            var top = id
+            while let next = parent[top], next != top { top = next }
+            // Path compression: long needs chains stay linear.
+            var walk = id
+            while let next = parent[walk], next != top {
+                parent[walk] = top
+                walk = next
+            }
+            return top
         }
         for job in jobs where !job.needs.isEmpty {
             for need in job.needs {

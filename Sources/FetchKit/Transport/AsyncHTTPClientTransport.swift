@@ -27,6 +27,8 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
     private let others = LockedBox([ClientKey: HTTPClient]())
     private let tls = TLSSettings()
     private let proxies: ProxyResolver
+    /// Proxies that answered 407 this run: not asked again (see `FetchError.Code.proxyAuth`).
+    private let refusedProxies = LockedBox(Set<Proxy>())
 
     private struct ClientKey: Hashable {
         var pins: PublicKeyPins?
@@ -62,8 +64,12 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
 
     /// Closes every connection; call it once the run is over, on every path.
     public func shutdown() async throws {
-        try await client.shutdown()
-        for other in others.withLock({ Array($0.values) }) { try await other.shutdown() }
+        // Every client, even when one fails to shut down; the first failure is rethrown.
+        var failure: Error?
+        for each in [client] + others.withLock({ Array($0.values) }) {
+            do { try await each.shutdown() } catch { failure = failure ?? error }
+        }
+        if let failure { throw failure }
     }
 
     /// The client for requests pinned to `pins` or sent through `proxy` (made on first use), or
@@ -118,6 +124,9 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         }
         let stream = ResponseStream(timeouts: options.timeouts, url: url, networkWaiter: options.networkWaiter, onHead: onHead, onChunk: onChunk)
         let proxy = proxies.proxy(for: request.url)
+        if let proxy, refusedProxies.withLock({ $0.contains(proxy) }) {
+            throw FetchError(.proxyAuth, "the proxy \(proxy) refused the credentials earlier in this run; not asked again", url: url)
+        }
         let task = client(pins: trust.pins, proxy: proxy).execute(request: outgoing, delegate: stream, eventLoop: .indifferent, deadline: nil, logger: nil)
         let received: Int64
         do {
@@ -131,7 +140,10 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
             if let reason = stream.failure { throw reason }
             if Task.isCancelled { throw FetchError(.cancelled, "cancelled", url: url) }
             var classified = Self.classify(error, url: url, afterHead: stream.sawHead)
-            if let proxy, !stream.sawHead, let failure = Self.proxyFailure(error, classified: classified, proxy: proxy, url: url) { throw failure }
+            if let proxy, !stream.sawHead, let failure = Self.proxyFailure(error, classified: classified, proxy: proxy, url: url) {
+                if failure.code == .proxyAuth { refusedProxies.withLock { _ = $0.insert(proxy) } }
+                throw failure
+            }
             if Self.isCertificateRejection(error), proxy == nil, let host = request.url.host {
                 // Which certificate, and why: a second look at it (nothing is sent). Not through a
                 // proxy: the look goes straight to the server, which a proxied client may not reach.
@@ -195,7 +207,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
             switch client {
             case .proxyAuthenticationRequired:
                 let why = proxy.username == nil ? "it asks for credentials (give them in the proxy URL)" : "it refused the credentials"
-                return FetchError(.proxy, "the proxy \(proxy) answered 407: \(why)", url: url)
+                return FetchError(.proxyAuth, "the proxy \(proxy) answered 407: \(why)", url: url)
             case .invalidProxyResponse:
                 return FetchError(.proxy, "the proxy \(proxy) refused the tunnel to the server (wrong or missing credentials, or a blocked host or port)", url: url)
             case .httpProxyHandshakeTimeout, .socksHandshakeTimeout:

@@ -15,8 +15,11 @@ public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
         case tlsHandshake = "tls_handshake"
         /// The server's key matches none of `tls.pins`; nothing was sent. Never retried.
         case tlsPinMismatch = "tls_pin_mismatch"
-        /// The proxy refused the tunnel (407, 403, …), could not be reached, or is not usable.
+        /// The proxy refused the tunnel (403, …), could not be reached, or is not usable.
         case proxy
+        /// The proxy refused its credentials (407). Never retried, and the run's later requests
+        /// through that proxy fail at once: retrying a wrong password locks corporate accounts.
+        case proxyAuth = "proxy_auth"
         /// A `save`/`download` path leads outside `output_dir` (through `..` or a symbolic link).
         case pathEscape = "path_escape"
         /// The body ended before the length the server promised.

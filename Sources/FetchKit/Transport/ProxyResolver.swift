@@ -37,15 +37,18 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible {
         if !text.contains("://") { text = "http://" + text }
         guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
               let host = components.host, !host.isEmpty else {
-            throw FetchError(.proxy, "the proxy '\(Redactor.redactURLUserinfo(text))' is not a URL")
+            // Not even the text: a password with a bare '#', '/' or '?' is what makes such a URL
+            // unreadable, and the redactor could not find it either.
+            throw FetchError(.proxy, "a proxy URL is not a URL (percent-encode '#', '/', '?' and '@' in its user name and password)")
         }
+        let shown = "\(scheme)://\(components.user == nil ? "" : Redactor.placeholder + "@")\(host)\(components.port.map { ":\($0)" } ?? "")"
         switch scheme {
         case "http": kind = .http
         case "socks5", "socks5h": kind = .socks5
         case "https":
-            throw FetchError(.proxy, "the proxy '\(Redactor.redactURLUserinfo(text))' is an HTTPS proxy, which is not supported; use http:// (the tunnel to an https:// server is encrypted end to end anyway)")
+            throw FetchError(.proxy, "the proxy '\(shown)' is an HTTPS proxy, which is not supported; use http:// (the tunnel to an https:// server is encrypted end to end anyway)")
         default:
-            throw FetchError(.proxy, "the proxy '\(Redactor.redactURLUserinfo(text))' has the scheme '\(scheme)'; use http://, socks5:// or socks5h://")
+            throw FetchError(.proxy, "the proxy '\(shown)' has the scheme '\(scheme)'; use http://, socks5:// or socks5h://")
         }
         self.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         port = components.port ?? 1080

@@ -118,8 +118,14 @@ import Testing
         let orphan = f.cacheDirectory + "/bodies/zz/orphan"
         try FileManager.default.createDirectory(atPath: f.cacheDirectory + "/bodies/zz", withIntermediateDirectories: true)
         try Data("left by a killed run".utf8).write(to: URL(fileURLWithPath: orphan))
+        // A body a run sharing the cache is writing right now (no row yet) is not an orphan.
+        let young = f.cacheDirectory + "/bodies/zz/being-written"
+        try Data("a save in progress".utf8).write(to: URL(fileURLWithPath: young))
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-7200)], ofItemAtPath: orphan)
         let cache = try SQLiteResponseCache(directory: f.cacheDirectory)
         let kept = await cache.prune(olderThan: 3600, sweep: true)
+        #expect(FileManager.default.fileExists(atPath: young), "a body written in the last hour is kept")
+        try FileManager.default.removeItem(atPath: young)
         #expect(kept == CachePruneResult(entries: 0, bytes: 0, orphans: 1))
         #expect(!FileManager.default.fileExists(atPath: orphan))
         let old = await cache.prune(olderThan: 0, sweep: true)

@@ -86,14 +86,18 @@ import Testing
         }
     }
 
-    @Test func wrongCredentialsFailWithProxyAndAreRetried() async throws {
+    /// A 407 is never retried, and the proxy is not asked again in the run: retrying a wrong
+    /// password, once per job, is how corporate accounts get locked.
+    @Test func refusedCredentialsAreNotRetriedNorTriedAgain() async throws {
         try await withProxy(.requiresCredentials(username: "alice", password: "right"),
                             proxyURL: { "http://alice:wrong-secret-77@127.0.0.1:\($0.port)" }) { server, proxy, session, options in
             let error = await #expect(throws: FetchError.self) { _ = try await session.data(server.baseURL + "/echo", options: options) }
-            #expect(error?.code == .proxy)
+            #expect(error?.code == .proxyAuth)
             #expect(error?.message == "the proxy http://<redacted>@127.0.0.1:\(proxy.port) answered 407: it refused the credentials")
-            #expect(error?.attempts == 2, "retried as a transport failure")
-            #expect(proxy.requests.map(\.status) == [407, 407])
+            #expect(error?.attempts == 1, "not retried")
+            let again = await #expect(throws: FetchError.self) { _ = try await session.data(server.baseURL + "/echo?again=1", options: options) }
+            #expect(again?.code == .proxyAuth)
+            #expect(proxy.requests.map(\.status) == [407], "the proxy was asked once")
             #expect(server.state.requests.isEmpty)
         }
     }
