@@ -8,7 +8,9 @@ its HTTPS test server, all on 127.0.0.1:
    (the proxy's log shows them), and the proxy password appears in no byte fetchctl wrote;
 2. the same with NO_PROXY=127.0.0.1: no tunnel is opened;
 3. wrong credentials: the proxy refuses, the job fails with the code `proxy` after its retry;
-4. the same batch through a SOCKS5 proxy (Debian's microsocks): ALL_PROXY=socks5h://….
+4. the same batch through a SOCKS5 proxy (Debian's microsocks): ALL_PROXY=socks5h://…;
+5. 40 plain http:// jobs with http_proxy: forwarded (absolute-form request lines in the proxy's
+   log, no CONNECT), the password in no byte fetchctl wrote.
 Prints one line per check and 'N passed, N failed'; exits non-zero on any failure.
 """
 import json, os, shutil, signal, socket, sqlite3, subprocess, sys, tempfile, time
@@ -31,10 +33,23 @@ def free_port():
         return s.getsockname()[1]
 
 
+def jobs_file(base, pki):
+    return f"""version: 1
+settings: {{concurrency: 8, output_dir: out, tls: {{ca_file: "{pki}/ca.pem"}}, cache: {{policy: reload, behavior: do_not_cache}},
+           retry: {{limit: 1, backoff: {{scale: 100ms}}}}}}
+jobs:
+  - id: page
+    url: "{base}/bytes/8192?seed={{{{matrix.n}}}}"
+    matrix: {{n: [{", ".join(str(n) for n in range(40))}]}}
+    save: "pages/{{{{matrix.n}}}}.bin"
+"""
+
+
 def main():
     work = tempfile.mkdtemp(prefix="fetchctl-proxy-test-")
     pki = os.path.join(work, "pki")
     server = subprocess.Popen([FETCHCTL, "test-server", "--tls", pki], stdout=subprocess.PIPE, text=True)
+    plain = subprocess.Popen([FETCHCTL, "test-server"], stdout=subprocess.PIPE, text=True)
     proxy = socks = None
     try:
         base = server.stdout.readline().strip()
@@ -62,22 +77,14 @@ BasicAuth fetchctl {PASSWORD}
                 time.sleep(0.05)
         jobs = os.path.join(work, "jobs.yaml")
         with open(jobs, "w") as f:
-            f.write(f"""version: 1
-settings: {{concurrency: 8, output_dir: out, tls: {{ca_file: "{pki}/ca.pem"}}, cache: {{policy: reload, behavior: do_not_cache}},
-           retry: {{limit: 1, backoff: {{scale: 100ms}}}}}}
-jobs:
-  - id: page
-    url: "{base}/bytes/8192?seed={{{{matrix.n}}}}"
-    matrix: {{n: [{", ".join(str(n) for n in range(40))}]}}
-    save: "pages/{{{{matrix.n}}}}.bin"
-""")
+            f.write(jobs_file(base, pki))
 
-        def run(name, env):
+        def run(name, env, jobs=jobs):
             environment = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
             environment.update(env)
             directory = os.path.join(work, name)
             os.makedirs(directory)
-            shutil.copy(jobs, directory)
+            shutil.copy(jobs, os.path.join(directory, "jobs.yaml"))
             result = subprocess.run([FETCHCTL, "run", "jobs.yaml", "--log-format", "json", "--log-file", "log.jsonl",
                                      "--report", "json", "report.json"], cwd=directory, env=environment,
                                     capture_output=True, text=True, timeout=120)
@@ -139,8 +146,32 @@ jobs:
         failures = [e for e in events if e["event"] == "job.finished" and e["outcome"] == "failed"]
         check(result.returncode == 1 and len(failures) == 40 and all(e.get("error") == "proxy" for e in failures),
               f"with the SOCKS5 proxy gone, every job fails with proxy ({failures[0].get('message', '') if failures else result.stderr[-300:]})")
+
+        print("== 5. 40 plain http:// jobs with http_proxy: forwarded, not tunnelled")
+        plain_base = plain.stdout.readline().strip()
+        plain_port = plain_base.rsplit(":", 1)[1]
+        plain_jobs = os.path.join(work, "plain.yaml")
+        with open(plain_jobs, "w") as f:
+            f.write(jobs_file(plain_base, pki))
+        result, events, directory = run("forwarded", {"http_proxy": proxy_url}, jobs=plain_jobs)
+        check(result.returncode == 0, f"exit 0 (got {result.returncode}) {result.stderr[-400:] if result.returncode else ''}")
+        done = [e for e in events if e["event"] == "job.finished" and e["outcome"] == "succeeded"]
+        check(len(done) == 40, f"40 jobs succeeded ({len(done)})")
+        retries = [e for e in events if e["event"] == "request.retrying"]
+        check(not retries, f"no retry spent: tinyproxy closes each connection after its response, which the transport handles ({len(retries)})")
+        lines = open(log).read()
+        forwarded = lines.count(f"GET http://127.0.0.1:{plain_port}/bytes/8192?seed=")
+        check(forwarded == 40, f"the proxy forwarded 40 absolute-form GETs ({forwarded})")
+        check(f"CONNECT 127.0.0.1:{plain_port}" not in lines, "no CONNECT to the plain server")
+        written = [result.stdout, result.stderr]
+        for root, _, files in os.walk(directory):
+            for name in files:
+                if not name.endswith(".bin"):
+                    with open(os.path.join(root, name), "rb") as f:
+                        written.append(f.read().decode("utf-8", "replace"))
+        check(not any(PASSWORD in text for text in written), "the proxy password is in no byte fetchctl wrote")
     finally:
-        for process in (proxy, server, socks):
+        for process in (proxy, server, socks, plain):
             if process:
                 process.send_signal(signal.SIGTERM)
                 try:

@@ -6,7 +6,8 @@ import NIOPosix
 
 /// A forward proxy on 127.0.0.1, port 0, for tests: it answers `CONNECT host:port` by opening a
 /// TCP connection there and relaying bytes both ways (a TLS session then runs end to end through
-/// it). It can require `Proxy-Authorization: Basic` credentials (407 otherwise) or refuse every
+/// it), and forwards plain requests in absolute form (`GET http://host:port/path`) by sending
+/// them on to the origin and passing the response back. It can require `Proxy-Authorization: Basic` credentials (407 otherwise) or refuse every
 /// tunnel (403), and it records what it was asked, so tests can tell a request went through it.
 public final class TestProxy: Sendable {
     public let port: Int
@@ -14,10 +15,11 @@ public final class TestProxy: Sendable {
     private let group: MultiThreadedEventLoopGroup
     private let log: NIOLockedValueBox<[Request]>
 
-    /// One `CONNECT` as the proxy saw it.
+    /// One `CONNECT` or forwarded request as the proxy saw it.
     public struct Request: Sendable {
-        /// `host:port`
+        /// `host:port` for a `CONNECT`, the absolute URL for a forwarded request.
         public var target: String
+        public var method: String
         public var proxyAuthorization: String?
         /// The status the proxy answered: 200, 403, 407, 502.
         public var status: Int
@@ -32,7 +34,7 @@ public final class TestProxy: Sendable {
     /// `http://127.0.0.1:<port>`
     public var url: String { "http://127.0.0.1:\(port)" }
 
-    /// Every `CONNECT` so far, in order.
+    /// Every `CONNECT` and forwarded request so far, in order.
     public var requests: [Request] { log.withLockedValue { $0 } }
 
     private init(port: Int, channel: Channel, group: MultiThreadedEventLoopGroup, log: NIOLockedValueBox<[Request]>) {
@@ -73,7 +75,8 @@ public final class TestProxy: Sendable {
     }
 }
 
-/// Reads one `CONNECT`, decides, and on success turns the connection into a relay.
+/// Reads one `CONNECT`, decides, and on success turns the connection into a relay; or forwards
+/// one absolute-form request and stays an HTTP connection for the next.
 private final class ConnectHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
@@ -83,6 +86,7 @@ private final class ConnectHandler: ChannelInboundHandler, RemovableChannelHandl
     let decoder: ByteToMessageHandler<HTTPRequestDecoder>
     let encoder: HTTPResponseEncoder
     private var head: HTTPRequestHead?
+    private var body = ByteBuffer()
 
     init(mode: TestProxy.Mode, log: NIOLockedValueBox<[TestProxy.Request]>, decoder: ByteToMessageHandler<HTTPRequestDecoder>,
          encoder: HTTPResponseEncoder) {
@@ -94,8 +98,10 @@ private final class ConnectHandler: ChannelInboundHandler, RemovableChannelHandl
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
-        case .head(let head): self.head = head
-        case .body: break
+        case .head(let head):
+            self.head = head
+            body.clear()
+        case .body(var chunk): body.writeBuffer(&chunk)
         case .end:
             guard let head else { return }
             self.head = nil
@@ -106,9 +112,10 @@ private final class ConnectHandler: ChannelInboundHandler, RemovableChannelHandl
     private func answer(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
         let authorization = head.headers.first(name: "Proxy-Authorization")
         func record(_ status: Int) {
-            log.withLockedValue { $0.append(.init(target: head.uri, proxyAuthorization: authorization, status: status)) }
+            log.withLockedValue { $0.append(.init(target: head.uri, method: head.method.rawValue, proxyAuthorization: authorization, status: status)) }
         }
-        guard head.method == .CONNECT else { return respond(405, context: context, record: record) }
+        let forwards = head.method != .CONNECT && head.uri.lowercased().hasPrefix("http://")
+        guard head.method == .CONNECT || forwards else { return respond(405, context: context, record: record) }
         switch mode {
         case .refuses:
             return respond(403, context: context, record: record)
@@ -118,6 +125,7 @@ private final class ConnectHandler: ChannelInboundHandler, RemovableChannelHandl
         case .open:
             break
         }
+        if forwards { return forward(head, context: context, record: record) }
         let parts = head.uri.split(separator: ":")
         guard parts.count == 2, let port = Int(parts[1]) else { return respond(400, context: context, record: record) }
         let client = context.channel
@@ -144,12 +152,76 @@ private final class ConnectHandler: ChannelInboundHandler, RemovableChannelHandl
             }
     }
 
+    /// Sends the request on to its origin on a connection of its own (origin form, `Connection:
+    /// close`, no `Proxy-Authorization`) and passes the response back as it arrives.
+    private func forward(_ head: HTTPRequestHead, context: ChannelHandlerContext, record: @escaping (Int) -> Void) {
+        guard let url = URL(string: head.uri), let host = url.host else { return respond(400, context: context, record: record) }
+        var upstreamHead = head
+        upstreamHead.uri = (url.path.isEmpty ? "/" : url.path) + (url.query.map { "?" + $0 } ?? "")
+        upstreamHead.headers.remove(name: "Proxy-Authorization")
+        upstreamHead.headers.replaceOrAdd(name: "Connection", value: "close")
+        let body = self.body
+        let client = context.channel
+        ClientBootstrap(group: context.eventLoop)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                    try channel.pipeline.syncOperations.addHandler(ForwardedResponse(client: client, record: record))
+                }
+            }
+            .connect(host: host, port: url.port ?? 80)
+            .assumeIsolated()
+            .whenComplete { result in
+                switch result {
+                case .failure:
+                    self.respond(502, context: context, record: record)
+                case .success(let upstream):
+                    upstream.write(HTTPClientRequestPart.head(upstreamHead), promise: nil)
+                    if body.readableBytes > 0 { upstream.write(HTTPClientRequestPart.body(.byteBuffer(body)), promise: nil) }
+                    upstream.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
+                }
+            }
+    }
+
     private func respond(_ status: Int, context: ChannelHandlerContext, record: (Int) -> Void) {
         record(status)
         var headers = HTTPHeaders([("Content-Length", "0"), ("Connection", "close")])
         if status == 407 { headers.add(name: "Proxy-Authenticate", value: "Basic realm=\"test proxy\"") }
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .init(statusCode: status), headers: headers))), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+    }
+}
+
+/// Passes an origin's response back to the proxy's client, without the origin's hop-by-hop
+/// `Connection` header (the client's connection stays open), and records its status.
+private final class ForwardedResponse: ChannelInboundHandler {
+    typealias InboundIn = HTTPClientResponsePart
+
+    let client: Channel
+    let record: (Int) -> Void
+
+    init(client: Channel, record: @escaping (Int) -> Void) {
+        self.client = client
+        self.record = record
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(var head):
+            record(Int(head.status.code))
+            head.headers.remove(name: "Connection")
+            client.write(HTTPServerResponsePart.head(head), promise: nil)
+        case .body(let chunk):
+            client.write(HTTPServerResponsePart.body(.byteBuffer(chunk)), promise: nil)
+        case .end(let trailers):
+            client.writeAndFlush(HTTPServerResponsePart.end(trailers), promise: nil)
+            context.close(promise: nil)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        client.close(promise: nil)
+        context.close(promise: nil)
     }
 }
 

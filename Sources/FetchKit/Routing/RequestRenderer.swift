@@ -36,8 +36,8 @@ public struct RequestRenderer: Sendable {
         lines.append(first + " " + Self.shellQuote(redactor.redact(request.url.absoluteString)))
         if httpVersion == .http1_1 { lines.append("--http1.1") }
         if let proxy {
-            // curl tunnels http:// through an HTTP proxy only when asked; fetchctl always does.
-            lines.append("--proxy " + Self.shellQuote(proxy.description) + (proxy.kind == .http ? " --proxytunnel" : ""))
+            // As curl: https:// is tunnelled, plain http:// forwarded to an HTTP proxy.
+            lines.append("--proxy " + Self.shellQuote(proxy.description))
         }
         if let caFile = tls.caFile { lines.append("--cacert " + Self.shellQuote(caFile)) }
         if let pins = tls.pins, !pins.isEmpty {

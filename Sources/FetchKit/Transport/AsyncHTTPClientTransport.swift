@@ -11,7 +11,8 @@ import NIOSSL
 /// `tls.pins` go through a client of their own per set of pins, whose connections are checked
 /// after the handshake (`PublicKeyPins`); the other `tls` settings ride on each request. A request
 /// whose URL the `ProxyResolver` sends through a proxy goes through a client configured with it
-/// (AsyncHTTPClient's proxies are per client): `CONNECT` tunnels, or SOCKS5.
+/// (AsyncHTTPClient's proxies are per client): `CONNECT` tunnels, or SOCKS5. Plain `http://`
+/// requests to an HTTP proxy are forwarded instead (`ProxyForwarding`), as curl does.
 public final class AsyncHTTPClientTransport: HTTPTransport {
     /// Which HTTP versions to offer (`settings.http_version`).
     public enum HTTPVersion: String, Sendable, CaseIterable {
@@ -29,10 +30,14 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
     private let proxies: ProxyResolver
     /// Proxies that answered 407 this run: not asked again (see `FetchError.Code.proxyAuth`).
     private let refusedProxies = LockedBox(Set<Proxy>())
+    /// Forwarding proxies seen closing a connection we were about to reuse: sent `Connection: close`.
+    private let closingProxies = LockedBox(Set<Proxy>())
 
     private struct ClientKey: Hashable {
         var pins: PublicKeyPins?
         var proxy: Proxy?
+        /// Requests go to `proxy` in absolute form, not through a tunnel.
+        var forwards = false
     }
 
     /// - Parameters:
@@ -74,17 +79,21 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
 
     /// The client for requests pinned to `pins` or sent through `proxy` (made on first use), or
     /// the shared one.
-    private func client(pins: PublicKeyPins?, proxy: Proxy?) -> HTTPClient {
+    private func client(pins: PublicKeyPins?, proxy: Proxy?, forwards: Bool) -> HTTPClient {
         if pins == nil, proxy == nil { return client }
         return others.withLock { clients in
-            let key = ClientKey(pins: pins, proxy: proxy)
+            let key = ClientKey(pins: pins, proxy: proxy, forwards: forwards)
             if let known = clients[key] { return known }
             var configuration = self.configuration
-            if let pins {
+            if forwards {
+                // Connections go to the proxy itself; every request on them is rewritten to absolute form.
+                configuration.httpVersion = .http1Only
+                configuration.http1_1ConnectionDebugInitializer = ProxyForwarding.install(on:)
+            } else if let pins {
                 configuration.http1_1ConnectionDebugInitializer = pins.connectionCheck
                 configuration.http2ConnectionDebugInitializer = pins.connectionCheck
             }
-            if let proxy {
+            if let proxy, !forwards {
                 switch proxy.kind {
                 case .http:
                     let authorization = proxy.username.map { HTTPClient.Authorization.basic(username: $0, password: proxy.password ?? "") }
@@ -109,35 +118,57 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         var headers = NIOHTTP1.HTTPHeaders()
         headers.reserveCapacity(request.headers.count)
         for header in request.headers { headers.add(name: header.name, value: header.value) }
-        let outgoing: HTTPClient.Request
         let trust = try tls.resolve(options.tls, url: url)
-        if trust.pins != nil, request.url.scheme?.lowercased() != "https" {
+        let isHTTPS = request.url.scheme?.lowercased() == "https"
+        if trust.pins != nil, !isHTTPS {
             throw FetchError(.tls, "tls.pins can only be checked over https://; the request was not sent", url: url)
         }
-        do {
-            outgoing = try HTTPClient.Request(url: request.url, method: NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue),
-                                              headers: headers, body: try Self.body(request.body), tlsConfiguration: trust.configuration)
-        } catch let error as FetchError {
-            throw error
-        } catch {
-            throw FetchError(.invalidRequest, "\(error)", url: url)
-        }
-        let stream = ResponseStream(timeouts: options.timeouts, url: url, networkWaiter: options.networkWaiter, onHead: onHead, onChunk: onChunk)
         let proxy = proxies.proxy(for: request.url)
         if let proxy, refusedProxies.withLock({ $0.contains(proxy) }) {
             throw FetchError(.proxyAuth, "the proxy \(proxy) refused the credentials earlier in this run; not asked again", url: url)
         }
-        let task = client(pins: trust.pins, proxy: proxy).execute(request: outgoing, delegate: stream, eventLoop: .indifferent, deadline: nil, logger: nil)
+        let forwardingProxy = proxy?.kind == .http && !isHTTPS ? proxy : nil
+        var target = request.url
+        var onHead = onHead
+        if let forwardingProxy {
+            guard let forwarded = ProxyForwarding.request(request.url, headers: &headers, via: forwardingProxy) else {
+                throw FetchError(.invalidRequest, "the URL can't be sent through the proxy \(forwardingProxy)", url: url)
+            }
+            target = forwarded
+            if closingProxies.withLock({ $0.contains(forwardingProxy) }) { headers.replaceOrAdd(name: "Connection", value: "close") }
+            onHead = ProxyForwarding.refusal(of: forwardingProxy, refused: refusedProxies, url: url, then: onHead)
+        }
+        func outgoing() throws -> HTTPClient.Request {
+            do {
+                return try HTTPClient.Request(url: target, method: NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue),
+                                              headers: headers, body: try Self.body(request.body), tlsConfiguration: trust.configuration)
+            } catch let error as FetchError {
+                throw error
+            } catch {
+                throw FetchError(.invalidRequest, "\(error)", url: url)
+            }
+        }
+        let chosen = client(pins: trust.pins, proxy: proxy, forwards: forwardingProxy != nil)
+        var stream = ResponseStream(timeouts: options.timeouts, url: url, networkWaiter: options.networkWaiter, onHead: onHead, onChunk: onChunk)
         let received: Int64
         do {
-            received = try await withTaskCancellationHandler {
-                try await task.futureResult.get()
-            } onCancel: {
-                task.cancel()
+            do {
+                received = try await exchange(try outgoing(), on: chosen, stream: stream)
+            } catch let error as HTTPClientError where error == .remoteConnectionClosed && forwardingProxy != nil && !stream.sawHead
+                        && stream.failure == nil && request.method.isIdempotent && !Task.isCancelled {
+                // A forwarding proxy that closes every connection after its response without saying
+                // so (tinyproxy does): the request met a reused connection as it closed. Sent again
+                // at once on a new one, as browsers do for an idempotent request, and from now on
+                // with `Connection: close` to that proxy.
+                if let forwardingProxy { closingProxies.withLock { _ = $0.insert(forwardingProxy) } }
+                headers.replaceOrAdd(name: "Connection", value: "close")
+                stream = ResponseStream(timeouts: options.timeouts, url: url, networkWaiter: options.networkWaiter, onHead: onHead, onChunk: onChunk)
+                received = try await exchange(try outgoing(), on: chosen, stream: stream)
             }
         } catch {
             // What the callbacks or the watchdog threw is the reason; AsyncHTTPClient's own errors are classified.
             if let reason = stream.failure { throw reason }
+            if let fetch = error as? FetchError { throw fetch }
             if Task.isCancelled { throw FetchError(.cancelled, "cancelled", url: url) }
             var classified = Self.classify(error, url: url, afterHead: stream.sawHead)
             if let proxy, !stream.sawHead, let failure = Self.proxyFailure(error, classified: classified, proxy: proxy, url: url) {
@@ -154,6 +185,16 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         }
         if let head = stream.head, let expected = head.expectedLength, received < expected, request.method != .head, head.status != 304 {
             throw FetchError(.truncated, "the body ended after \(received) of \(expected) bytes", url: url, status: head.status)
+        }
+    }
+
+    /// Runs one exchange to its end: the body's byte count, or AsyncHTTPClient's error.
+    private func exchange(_ outgoing: HTTPClient.Request, on client: HTTPClient, stream: ResponseStream) async throws -> Int64 {
+        let task = client.execute(request: outgoing, delegate: stream, eventLoop: .indifferent, deadline: nil, logger: nil)
+        return try await withTaskCancellationHandler {
+            try await task.futureResult.get()
+        } onCancel: {
+            task.cancel()
         }
     }
 

@@ -24,7 +24,7 @@ struct TestServerCommand: AsyncParsableCommand {
     @Flag(help: "With --tls: require a client certificate issued by the directory's client CA.")
     var requireClientCert = false
 
-    @Flag(help: "Also start a forward proxy (CONNECT tunnels) on 127.0.0.1 and print its URL last.")
+    @Flag(help: "Also start a forward proxy (CONNECT tunnels, absolute-form forwarding) on 127.0.0.1 and print its URL last.")
     var proxy = false
 
     func run() async throws {

@@ -129,4 +129,52 @@ import Testing
         try await proxy.shutdown()
         try await server.shutdown()
     }
+
+    /// Plain http:// is forwarded (absolute-form request line), not tunnelled: a proxy that allows
+    /// `CONNECT` only to 443, as tinyproxy and squid do by default, still serves it.
+    @Test func plainHTTPIsForwardedInAbsoluteForm() async throws {
+        let server = try await TestServer.start()
+        let proxy = try await TestProxy.start(.requiresCredentials(username: "bob", password: "p@ss"))
+        let resolver = try ProxyResolver(environment: ["http_proxy": "http://bob:p%40ss@127.0.0.1:\(proxy.port)"])
+        let session = Session(configuration: Session.Configuration(proxies: resolver))
+        var failure: Error?
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for i in 0..<6 { group.addTask { _ = try await session.data(server.baseURL + "/echo?i=\(i)") } }
+                try await group.waitForAll()
+            }
+            let post = try await session.data(BuiltRequest(method: .post, url: URL(string: server.baseURL + "/echo?form=1")!, body: .data(Data("a=1&b=2".utf8))))
+            #expect(String(decoding: post.data, as: UTF8.self).contains(#""body": "a=1&b=2""#))
+            #expect(proxy.requests.count == 7)
+            #expect(Set(proxy.requests.map(\.target)) == Set((0..<6).map { "http://127.0.0.1:\(server.port)/echo?i=\($0)" } + ["http://127.0.0.1:\(server.port)/echo?form=1"]))
+            #expect(proxy.requests.allSatisfy { $0.status == 200 && $0.method != "CONNECT" })
+            #expect(proxy.requests.allSatisfy { $0.proxyAuthorization == "Basic " + Data("bob:p@ss".utf8).base64EncodedString() })
+            // The origin sees its own Host and never the proxy's credentials.
+            #expect(server.state.requests.count == 7)
+            #expect(server.state.requests.allSatisfy { $0.header("Host") == "127.0.0.1:\(server.port)" && $0.header("Proxy-Authorization") == nil })
+        } catch { failure = error }
+        try await session.shutdown()
+        try await proxy.shutdown()
+        try await server.shutdown()
+        if let failure { throw failure }
+    }
+
+    @Test func aForwardingProxysRefusalIsProxyAuth() async throws {
+        let server = try await TestServer.start()
+        let proxy = try await TestProxy.start(.requiresCredentials(username: "bob", password: "right"))
+        let session = Session(configuration: Session.Configuration(proxies: try ProxyResolver(environment: ["http_proxy": proxy.url])))
+        let error = await #expect(throws: FetchError.self) {
+            _ = try await session.data(server.baseURL + "/echo", options: RequestOptions(retryPolicy: .fast(limit: 2)))
+        }
+        #expect(error?.code == .proxyAuth)
+        #expect(error?.message == "the proxy http://127.0.0.1:\(proxy.port) answered 407: it asks for credentials (give them in the proxy URL)")
+        #expect(error?.attempts == 1, "not retried")
+        let again = await #expect(throws: FetchError.self) { _ = try await session.data(server.baseURL + "/echo?again=1") }
+        #expect(again?.code == .proxyAuth)
+        #expect(proxy.requests.map(\.status) == [407], "the proxy was asked once")
+        #expect(server.state.requests.isEmpty)
+        try await session.shutdown()
+        try await proxy.shutdown()
+        try await server.shutdown()
+    }
 }
