@@ -14,7 +14,6 @@ extension SQLiteResponseCache {
     func commit(_ row: PendingRow) async {
         if batchesStores {
             let full = state.withLock { s -> Bool in
-                var row = row
                 row.isNew = s.empty && s.storedURLs.insert(row.key).inserted
                 row.generation = s.generation
                 s.deferred.append(row)
@@ -37,7 +36,6 @@ extension SQLiteResponseCache {
         }
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             let starts = state.withLock { s -> Bool in
-                var row = row
                 row.isNew = s.empty && s.storedURLs.insert(row.key).inserted
                 row.generation = s.generation
                 s.pending.append((row, done))
