@@ -24,6 +24,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        // Jobs from data files: RFC 4180 CSV read from a stream, a record at a time.
+        .package(url: "https://github.com/yaslab/CSV.swift.git", from: "2.5.2"),
     ],
     targets: [
         // zlib, for gzip/deflate response bodies (the system library SwiftNIO's compression also links).
@@ -56,6 +58,7 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
+                .product(name: "CSV", package: "CSV.swift"),
             ]
         ),
         .target(

@@ -35,6 +35,9 @@ public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
         case diskFull = "disk_full"
         case checksum
         case invalidRequest = "invalid_request"
+        /// A data file's record makes no job: a missing column, a value its route's param refuses,
+        /// a key or output path another record has. The message names `file:line:column`. Never retried.
+        case invalidRecord = "invalid_record"
         /// The cache policy forbids the network (`--offline`, `return_cache_dont_load`,
         /// `only-if-cached`) and nothing usable is stored.
         case notCached = "not_cached"

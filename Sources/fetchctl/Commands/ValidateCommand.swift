@@ -6,9 +6,10 @@ struct ValidateCommand: ParsableCommand {
         commandName: "validate",
         abstract: "Check config files and report every problem at once, with file:line:column.",
         discussion: """
-        Reads each file and everything it includes; touches no network. Unset ${VAR}s without a default
-        are warnings here (CI has no secrets) and errors in `run`. Exit 0 when there are no errors
-        (warnings allowed), 2 otherwise.
+        Reads each file and everything it includes, and every record of the data files jobs come from
+        (`from:`); touches no network. Unset ${VAR}s without a default are warnings here (CI has no
+        secrets) and errors in `run`. A data file's problems are reported at most 100 per file, then
+        counted. Exit 0 when there are no errors (warnings allowed), 2 otherwise.
 
         Examples:
           fetchctl validate examples/github/jobs.yaml
@@ -24,7 +25,8 @@ struct ValidateCommand: ParsableCommand {
     var files: [String]
 
     func run() throws {
-        let config = ConfigLoader(mode: .validate).load(files)
+        var config = ConfigLoader(mode: .validate).load(files)
+        config.checkDataFiles()
         let renderer = DiagnosticRenderer(sources: config.sources)
         Output.stdout(renderer.render(config.diagnostics, format: format))
         if format == .text {

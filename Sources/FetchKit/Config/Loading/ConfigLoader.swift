@@ -71,7 +71,8 @@ struct LoadSession {
             diagnostics = expander.diagnostics
             if config.jobsFile == nil {
                 config.jobsFile = JobsFile(path: root.source.path, settings: settings, jobs: jobs)
-                config.jobs = expanded
+                config.jobs = expanded.jobs
+                config.dataFileJobs = expanded.dataFileJobs
             }
         }
     }

@@ -23,12 +23,15 @@ struct JobExpander {
         outputPrefix = outputRoot + "/"
     }
 
-    mutating func expand(_ specs: [JobSpec]) -> [ExpandedJob] {
+    /// The jobs written out (after `matrix` expansion) and the `from:` entries, whose jobs are made
+    /// from their data files as the run goes.
+    mutating func expand(_ specs: [JobSpec]) -> (jobs: [ExpandedJob], dataFileJobs: [DataFileJobs]) {
+        var dataFileEntries: [ExpandedJob.Common] = []
         var seenIDs: [String: SourceLocation] = [:]
         var expanded: [ExpandedJob] = []
         var idsByBase: [String: [String]] = [:]
         // Sized up front: a 20,000-value matrix would otherwise regrow these a dozen times each.
-        let total = specs.reduce(0) { $0 + $1.matrix.reduce(1) { $0 * max($1.values.count, 1) } }
+        let total = specs.reduce(0) { $0 + ($1.from != nil ? 0 : $1.matrix.reduce(1) { $0 * max($1.values.count, 1) }) }
         expanded.reserveCapacity(total)
         var outputs: [String: String] = [:]
         outputs.reserveCapacity(total)
@@ -46,6 +49,10 @@ struct JobExpander {
                                   at: save.location)
             }
             let common = ExpandedJob.Common(spec: spec, route: route, behaviour: behaviour)
+            if spec.from != nil {
+                dataFileEntries.append(common)
+                continue
+            }
             // Parsed once per entry, rendered once per expansion.
             let save = spec.save.map { (Template($0.template), $0) }
             let download = spec.download.map { (Template($0.template), $0) }
@@ -69,8 +76,9 @@ struct JobExpander {
                 idsByBase[spec.id, default: []].append(id)
             }
         }
-        resolveNeeds(&expanded, idsByBase: idsByBase)
-        return expanded
+        resolveNeeds(&expanded, idsByBase: idsByBase, dataFileIDs: Set(dataFileEntries.map(\.spec.id)))
+        let dataFileJobs = prepareDataFileJobs(dataFileEntries, jobs: expanded, idsByBase: idsByBase, outputs: outputs)
+        return (expanded, dataFileJobs)
     }
 
     /// Every combination of matrix values, in matrix order; one empty combination without a matrix.
@@ -82,7 +90,7 @@ struct JobExpander {
         return result
     }
 
-    private mutating func resolveRoute(_ spec: JobSpec) -> CompiledRoute? {
+    mutating func resolveRoute(_ spec: JobSpec) -> CompiledRoute? {
         switch spec.target {
         case .url(let url, let method, let request):
             return CompiledRoute(adHocName: spec.id, url: url, method: method, request: request)
@@ -101,7 +109,7 @@ struct JobExpander {
     }
 
     /// Every `{{matrix.key}}` the job uses must be a key of its matrix.
-    private mutating func checkMatrixKeys(_ spec: JobSpec) {
+    mutating func checkMatrixKeys(_ spec: JobSpec) {
         let defined = Set(spec.matrix.map(\.key))
         var uses: [(String, SourceLocation)] = []
         for param in spec.params { uses += Self.placeholders(in: param.value).map { ($0, param.location) } }
@@ -177,12 +185,12 @@ struct JobExpander {
         return bound
     }
 
-    private mutating func checkAdHocPlaceholders(_ spec: JobSpec, route: CompiledRoute, known: Set<String>) {
+    mutating func checkAdHocPlaceholders(_ spec: JobSpec, route: CompiledRoute, known: Set<String>) {
         var names = Template(route.urlTemplate).placeholders + spec.behaviour.headers.compactMap(\.value).flatMap { Template($0).placeholders }
         for value in [route.request.query, { if case .object(let v)? = route.request.parameters { return v } else { return nil } }()].compactMap({ $0 }) {
             names += Self.placeholders(in: value)
         }
-        for name in names where !known.contains(name) && !name.hasPrefix("matrix.") {
+        for name in names where !known.contains(name) && !name.hasPrefix("matrix.") && !(spec.from != nil && name.hasPrefix("row.")) {
             diagnostics.error("undeclared-placeholder", "'{{\(name)}}' in job '\(spec.id)' is not one of its params", at: spec.location,
                               hint: "add it under params:")
         }
@@ -248,7 +256,7 @@ struct JobExpander {
     }
 
     /// Expands `needs` to job ids and reports unknown names and cycles.
-    private mutating func resolveNeeds(_ jobs: inout [ExpandedJob], idsByBase: [String: [String]]) {
+    private mutating func resolveNeeds(_ jobs: inout [ExpandedJob], idsByBase: [String: [String]], dataFileIDs: Set<String>) {
         guard jobs.contains(where: { !$0.spec.needs.isEmpty }) else { return }
         let allIDs = Set(jobs.map(\.id))
         for index in jobs.indices {
@@ -258,6 +266,9 @@ struct JobExpander {
                     needs += ids
                 } else if allIDs.contains(name) {
                     needs.append(name)
+                } else if dataFileIDs.contains(name) {
+                    diagnostics.error("needs-data-file-jobs", "job '\(jobs[index].spec.id)' needs '\(name)', whose jobs come from a data file",
+                                      at: location, hint: "a job can't wait for a data file's jobs; run it in a second jobs file after this one")
                 } else {
                     diagnostics.error("unknown-need", "job '\(jobs[index].spec.id)' needs unknown job '\(name)'", at: location,
                                       hint: EditDistance.hint(for: name, among: idsByBase.keys.sorted()))

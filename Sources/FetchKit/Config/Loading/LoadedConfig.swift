@@ -10,8 +10,10 @@ public struct LoadedConfig: Sendable {
     public var routes: [String: CompiledRoute] = [:]
     /// The jobs file of the first root that has jobs, if any.
     public var jobsFile: JobsFile?
-    /// Its jobs after `matrix` expansion, in file order.
+    /// Its jobs after `matrix` expansion, in file order (those from data files excepted).
     public var jobs: [ExpandedJob] = []
+    /// Its `from:` entries, whose jobs are made from their data files as the run goes.
+    public var dataFileJobs: [DataFileJobs] = []
     /// Resolved values that must never be printed.
     public var secrets: Set<String> = []
     /// Header names that carry credentials (from `auth: {header: …}`).
@@ -68,6 +70,8 @@ public struct ExpandedJob: Sendable {
     public var headersPath: String?
     /// Expanded ids of the jobs this one needs.
     public var needs: [String]
+    /// A data-file job's record, as `row.<name>` (see `DataFileJobs`); empty otherwise.
+    public var bindings: [String: ParameterValue] = [:]
     let common: Common
 
     /// The `jobs:` entry as written.
@@ -81,6 +85,7 @@ public struct ExpandedJob: Sendable {
     public var router: Router {
         var values = params
         for (key, value) in matrix { values["matrix.\(key)"] = value }
+        for (key, value) in bindings { values[key] = value }
         return Router(route: route, params: values, behaviour: behaviour)
     }
 }

@@ -68,6 +68,10 @@ public struct JobSpec: Sendable {
     /// `save_headers:` the status line and response headers, as `curl -D` writes them.
     public var saveHeaders: OutputPath?
     public var checksum: Checksum?
+    /// `from:` one job per record of a data file, made as the run goes.
+    public var from: DataFileSource?
+    /// `key:` the id suffix of a data-file job, `page[<key>]` (default: the record number).
+    public var key: OutputPath?
     public var behaviour: Behaviour
     public var location: SourceLocation
     /// The directory of the file the job came from (for relative `file:` bodies).
@@ -77,5 +81,12 @@ public struct JobSpec: Sendable {
 /// A `save:` or `download:` path template as written, with where it was written.
 public struct OutputPath: Sendable, Equatable {
     public var template: String
+    public var location: SourceLocation
+}
+
+/// `from: {file: titles.csv}` as written: the file's path as given and resolved, its format (from the
+/// name, or `format:`), and where it was written.
+public struct DataFileSource: Sendable {
+    public var file: DataFile
     public var location: SourceLocation
 }

@@ -4,7 +4,7 @@ import Yams
 extension ConfigReader {
     static let settingsKeys = ["concurrency", "per_host", "rate_limits", "output_dir", "state_dir", "fail_fast", "network", "http_version", "proxy"] + BehaviourKeys.all
     static let adHocOnlyKeys = ["method"] + RequestKeys.all
-    static let jobKeys = ["id", "description", "route", "url", "params", "matrix", "needs", "save", "download", "save_headers", "checksum"]
+    static let jobKeys = ["id", "description", "route", "url", "params", "matrix", "from", "key", "needs", "save", "download", "save_headers", "checksum"]
         + adHocOnlyKeys + BehaviourKeys.all
 
     func settings(_ node: Node?) -> Settings {
@@ -123,10 +123,36 @@ extension ConfigReader {
         if let c = e.keyNode("checksum"), e["download"] == nil {
             error("conflicting-keys", "'checksum' needs 'download' (only downloads are verified)", at: c)
         }
+        let from = e["from"].flatMap { dataFile($0) }
+        let key = e["key"].flatMap { n in string(n).map { OutputPath(template: $0, location: location(n)) } }
+        if let k = e.keyNode("key"), e["from"] == nil {
+            error("conflicting-keys", "'key' names the jobs of a data file; job '\(id)' has no 'from'", at: k,
+                  hint: "add from: {file: …}, or remove key:")
+        }
         guard let target else { return nil }
         return JobSpec(id: id, description: e["description"].flatMap { string($0) }, target: target, params: params,
                        matrix: matrix, needs: needs, save: save, download: download, saveHeaders: saveHeaders, checksum: checksum,
-                       behaviour: behaviour(e), location: location(idNode), baseDirectory: directory)
+                       from: from, key: key, behaviour: behaviour(e), location: location(idNode), baseDirectory: directory)
+    }
+
+    /// `from: titles.csv` or `from: {file: titles.csv, format: csv}`: the file relative to this one.
+    func dataFile(_ node: Node) -> DataFileSource? {
+        var fileNode = node
+        var format: DataFile.Format?
+        if case .mapping = node {
+            guard let e = mapping(node, allowed: ["file", "format"], what: "from") else { return nil }
+            guard let f = requireKey("file", in: e, of: node, what: "from") else { return nil }
+            fileNode = f
+            if let n = e["format"] { format = choice(n, DataFile.Format.self, what: "format") }
+        }
+        guard let path = string(fileNode, what: "a data file path") else { return nil }
+        guard let format = format ?? DataFile.format(ofPath: path) else {
+            error("invalid-value", "cannot tell the format of the data file '\(path)' from its name", at: fileNode,
+                  hint: "name it .csv, .tsv, .jsonl or .txt (each also .gz), or give from: {file: …, format: csv}")
+            return nil
+        }
+        let absolute = resolvePath(path)
+        return DataFileSource(file: DataFile(displayPath: LoadSession.displayPath(absolute), path: absolute, format: format), location: location(fileNode))
     }
 
     static func isJobID(_ id: String) -> Bool {

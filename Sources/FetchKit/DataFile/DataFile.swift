@@ -1,0 +1,75 @@
+import Foundation
+
+/// A data file that jobs come from (`from: {file: titles.csv}`): one job per record, read as the
+/// jobs are made, never the whole file at once.
+///
+/// - `.csv` / `.tsv`: a header row names the columns, `{{row.<column>}}`; RFC 4180 quoting (fields
+///   with commas, quotes and line breaks), read by CSV.swift.
+/// - `.jsonl` (`.ndjson`): one JSON object per line, `{{row.<key>}}` (nested values as JSON text).
+/// - `.txt`: one value per line, `{{row.line}}`.
+/// - Any of them compressed with gzip: `titles.csv.gz`.
+///
+/// Blank lines are skipped in every format. The record number (`{{row.number}}`, from 1) counts
+/// records, not lines.
+public struct DataFile: Sendable, Hashable {
+    public enum Format: String, Sendable, CaseIterable {
+        case csv, tsv, jsonl, txt
+    }
+
+    /// As the jobs file gives it, for messages (`titles.csv:1234:7`).
+    public var displayPath: String
+    /// Absolute.
+    public var path: String
+    public var format: Format
+
+    public init(displayPath: String, path: String, format: Format) {
+        self.displayPath = displayPath
+        self.path = path
+        self.format = format
+    }
+
+    /// The format a file name says (`.csv`, `.tsv`, `.jsonl`, `.ndjson`, `.txt`, each also with
+    /// `.gz`), or nil.
+    public static func format(ofPath path: String) -> Format? {
+        var name = (path as NSString).lastPathComponent.lowercased()
+        if name.hasSuffix(".gz") { name.removeLast(3) }
+        switch (name as NSString).pathExtension {
+        case "csv": return .csv
+        case "tsv", "tab": return .tsv
+        case "jsonl", "ndjson": return .jsonl
+        case "txt", "text", "lst": return .txt
+        default: return nil
+        }
+    }
+}
+
+/// One record of a data file, with where each of its values starts, for diagnostics.
+public struct DataRecord: Sendable {
+    /// 1-based, counting records (blank lines and the header row are not records).
+    public var number: Int
+    /// The line the record starts on (1-based).
+    public var line: Int
+    /// By name: `row.title` is `values["title"]`. CSV and text values are strings; JSON Lines
+    /// values keep their JSON type.
+    public var values: [String: ParameterValue]
+    /// Where each value starts (line, column), when known; otherwise the record's own start.
+    public var positions: [String: (line: Int, column: Int)]
+
+    public func position(of name: String) -> (line: Int, column: Int) {
+        positions[name] ?? (line, 1)
+    }
+}
+
+/// A record that can't be read (a JSON Lines line that is not an object, a CSV row with more fields
+/// than the header names), reported at its place and skipped.
+public struct DataFileProblem: Error, Sendable {
+    public var line: Int
+    public var column: Int
+    public var message: String
+}
+
+/// The data file can't be opened or read at all.
+public struct DataFileError: Error, Sendable, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
+}

@@ -1,0 +1,220 @@
+import Foundation
+
+/// The jobs of one `from:` entry: one per record of its data file (times its `matrix`, when it has
+/// one), made one at a time as they are taken, so a million-record file never sits in memory.
+///
+/// Each record is checked as its job is made, with what `validate` checks for jobs written out in
+/// YAML: the columns the entry uses exist, params fit their route, the key is unique, the output path
+/// stays inside `output_dir` and is no other job's. A record that fails is reported at its place in
+/// the data file (`titles.csv:1234:7`): by `validate` as a diagnostic, by `run` as a failed job.
+/// Uniqueness is checked by 64-bit hashes of ids and paths, so a million records cost 16 MB, not
+/// the strings.
+public final class DataFileJobs: Sendable {
+    public let file: DataFile
+    let common: ExpandedJob.Common
+    let source: SourceLocation
+    /// Expanded ids of the (YAML) jobs every job of this entry needs.
+    let needs: [String]
+    let key: Template?
+    let save: Template?
+    let download: Template?
+    let saveHeaders: Template?
+    /// The ids and output paths of the jobs written out in YAML, which no record may take.
+    let takenIDs: Set<String>
+    let takenOutputs: [String: String]
+    let outputPrefix: String
+    let rootIsNormal: Bool
+    /// Every column or key a template names (`row.title` → `title`), checked on every record.
+    let usedNames: [String]
+
+    public var spec: JobSpec { common.spec }
+    public var id: String { common.spec.id }
+
+    init(common: ExpandedJob.Common, file: DataFile, source: SourceLocation, needs: [String], takenIDs: Set<String>,
+         takenOutputs: [String: String], outputPrefix: String, rootIsNormal: Bool, usedNames: [String]) {
+        self.common = common
+        self.file = file
+        self.source = source
+        self.needs = needs
+        let spec = common.spec
+        key = spec.key.map { Template($0.template) }
+        save = spec.save.map { Template($0.template) }
+        download = spec.download.map { Template($0.template) }
+        saveHeaders = spec.saveHeaders.map { Template($0.template) }
+        self.takenIDs = takenIDs
+        self.takenOutputs = takenOutputs
+        self.outputPrefix = outputPrefix
+        self.rootIsNormal = rootIsNormal
+        self.usedNames = usedNames
+    }
+
+    /// One problem with one record: where, a kebab-case code for `validate`, and the run-time code.
+    public struct Problem: Error, Sendable {
+        public var location: SourceLocation
+        public var code: String
+        public var message: String
+        /// `path_escape` for an output path outside `output_dir`, `invalid_record` otherwise.
+        public var errorCode: FetchError.Code
+
+        public var diagnostic: Diagnostic { Diagnostic(.error, code: code, message, at: location) }
+    }
+
+    public enum Item: Sendable {
+        case job(ExpandedJob)
+        /// A record that makes no job: its id (when it has one) and why.
+        case invalid(id: String, Problem)
+    }
+
+    /// The number of jobs the file will make: its records (times the matrix's combinations),
+    /// counted without reading them (see `DataRecordReader.count`).
+    public func count() throws(DataFileError) -> Int {
+        try DataRecordReader.count(file) * max(1, combinations.count)
+    }
+
+    var combinations: [[(key: String, value: ParameterValue)]] {
+        JobExpander.combinations(spec.matrix.map { ($0.key, $0.values) })
+    }
+
+    public func makeIterator() throws(DataFileError) -> Iterator {
+        try Iterator(self)
+    }
+
+    /// Reads the file and makes its jobs, in file order.
+    public final class Iterator {
+        let entry: DataFileJobs
+        let reader: DataRecordReader
+        let combinations: [[(key: String, value: ParameterValue)]]
+        private var queued: [Item] = []
+        private var seenIDs: [UInt64: Int] = [:]
+        private var seenOutputs: [UInt64: Int] = [:]
+
+        init(_ entry: DataFileJobs) throws(DataFileError) {
+            self.entry = entry
+            reader = try DataRecordReader(entry.file)
+            combinations = entry.combinations
+        }
+
+        /// The next job or invalid record; nil at the end of the file. Throws when the file can't
+        /// be read on.
+        public func next() throws(DataFileError) -> Item? {
+            while queued.isEmpty {
+                guard let read = try reader.next() else { return nil }
+                switch read {
+                case .failure(let problem):
+                    let location = SourceLocation(file: entry.file.displayPath, line: problem.line, column: problem.column)
+                    return .invalid(id: "\(entry.id)[#\(reader.file.displayPath):\(problem.line)]",
+                                    Problem(location: location, code: "invalid-record", message: problem.message, errorCode: .invalidRecord))
+                case .success(let record):
+                    for combination in combinations { queued.append(make(record, combination)) }
+                }
+            }
+            return queued.removeFirst()
+        }
+
+        private func location(_ record: DataRecord, _ name: String?) -> SourceLocation {
+            let position: (line: Int, column: Int) = name.map { record.position(of: $0) } ?? (record.line, 1)
+            return SourceLocation(file: entry.file.displayPath, line: position.line, column: position.column)
+        }
+
+        private func make(_ record: DataRecord, _ combination: [(key: String, value: ParameterValue)]) -> Item {
+            var context: [String: ParameterValue] = [:]
+            context.reserveCapacity(record.values.count + combination.count + 1)
+            for (name, value) in record.values { context["row." + name] = value }
+            if context["row.number"] == nil { context["row.number"] = .int(record.number) }
+            for (key, value) in combination { context["matrix." + key] = value }
+            let fallbackID = "\(entry.id)[\(record.number)]"
+            for name in entry.usedNames where record.values[name] == nil && name != "number" {
+                return .invalid(id: fallbackID, Problem(location: location(record, nil), code: "missing-column",
+                                                        message: "the record has no '\(name)'", errorCode: .invalidRecord))
+            }
+            // The id: `page[<key>]`, matrix values after the key.
+            let key = entry.key.map { $0.render { context[$0]?.text } } ?? String(record.number)
+            let suffix = ([key] + combination.map { "\($0.key)=\($0.value.text)" }).joined(separator: ",")
+            let id = "\(entry.id)[\(suffix)]"
+            let keyName = entry.key.flatMap { Self.rowName(in: $0) }
+            if key.isEmpty {
+                return .invalid(id: fallbackID, Problem(location: location(record, keyName), code: "invalid-record",
+                                                        message: "the record's key is empty (job '\(entry.id)')", errorCode: .invalidRecord))
+            }
+            if entry.takenIDs.contains(id) {
+                return .invalid(id: id, Problem(location: location(record, keyName), code: "duplicate-key",
+                                                message: "job id '\(id)' is also a job of the jobs file", errorCode: .invalidRecord))
+            }
+            if let first = seenIDs.updateValue(record.line, forKey: Self.hash(id)) {
+                return .invalid(id: fallbackID, Problem(location: location(record, keyName), code: "duplicate-key",
+                                                        message: "the key '\(key)' is used twice (first on line \(first)): job '\(id)'",
+                                                        errorCode: .invalidRecord))
+            }
+            // Params, filled in and checked against the route.
+            let filler = Router(route: entry.common.route, params: context)
+            var params: [String: ParameterValue] = [:]
+            for (name, raw, _, _) in entry.spec.params {
+                guard let value = filler.substitute(raw) else { continue }
+                guard !entry.common.route.isAdHoc, let param = entry.common.route.param(named: name) else {
+                    params[name] = value
+                    continue
+                }
+                switch ParamChecker.check(value, against: param) {
+                case .success(let coerced): params[name] = coerced
+                case .failure(let problem):
+                    let column = JobExpander.placeholders(in: raw).first { $0.hasPrefix("row.") }.map { String($0.dropFirst(4)) }
+                    return .invalid(id: id, Problem(location: location(record, column), code: "invalid-param",
+                                                    message: "param '\(name)' \(problem.message) (job '\(id)')", errorCode: .invalidRecord))
+                }
+            }
+            if !entry.common.route.isAdHoc {
+                for param in entry.common.route.params where params[param.name] == nil {
+                    if let value = param.defaultValue { params[param.name] = value }
+                }
+            }
+            var job = ExpandedJob(id: id, matrix: combination, params: params, savePath: nil, downloadPath: nil, needs: entry.needs,
+                                  common: entry.common)
+            job.bindings = context
+            let outputContext = params.merging(context) { a, _ in a }
+            for (template, assign) in [(entry.save, \ExpandedJob.savePath), (entry.download, \.downloadPath), (entry.saveHeaders, \.headersPath)] {
+                guard let template else { continue }
+                switch output(template, context: outputContext, record: record, id: id) {
+                case .success(let path): job[keyPath: assign] = path
+                case .failure(let problem): return .invalid(id: id, problem)
+                }
+            }
+            return .job(job)
+        }
+
+        private func output(_ template: Template, context: [String: ParameterValue], record: DataRecord, id: String) -> Result<String, Problem> {
+            let rendered = template.render { context[$0]?.text ?? "" }
+            let column = Self.rowName(in: template)
+            let normalized = entry.rootIsNormal && JobExpander.isPlainRelative(rendered) ? entry.outputPrefix + rendered
+                : JobExpander.normalize(rendered.hasPrefix("/") ? rendered : entry.outputPrefix + rendered)
+            guard !rendered.isEmpty, normalized.hasPrefix(entry.outputPrefix) else {
+                return .failure(Problem(location: location(record, column), code: "path-escapes-output",
+                                        message: "output path '\(rendered)' of job '\(id)' is outside output_dir", errorCode: .pathEscape))
+            }
+            if let other = entry.takenOutputs[normalized] {
+                return .failure(Problem(location: location(record, column), code: "duplicate-output",
+                                        message: "jobs '\(other)' and '\(id)' both write '\(rendered)'", errorCode: .invalidRecord))
+            }
+            if let first = seenOutputs.updateValue(record.line, forKey: Self.hash(normalized)) {
+                return .failure(Problem(location: location(record, column), code: "duplicate-output",
+                                        message: "job '\(id)' writes '\(rendered)', as the record on line \(first) does", errorCode: .invalidRecord))
+            }
+            return .success(normalized)
+        }
+
+        /// The first column a template takes from the record (`{{row.title}}` → `title`).
+        static func rowName(in template: Template) -> String? {
+            template.placeholders.first { $0.hasPrefix("row.") }.map { String($0.dropFirst(4)) }
+        }
+
+        /// FNV-1a, 64 bits: ids and paths are told apart by this alone (a collision, about one in
+        /// 10¹³ for a million records, reports a false duplicate, never a silent overwrite).
+        static func hash(_ text: String) -> UInt64 {
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in text.utf8 {
+                hash ^= UInt64(byte)
+                hash &*= 0x100_0000_01b3
+            }
+            return hash
+        }
+    }
+}
