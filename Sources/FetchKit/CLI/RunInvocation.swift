@@ -58,14 +58,17 @@ public struct RunInvocation: Sendable {
             return .usage
         }
         let planned = plan.jobs.count
-        if let shard { plan.jobs = shard.select(plan.jobs) }
+        if let shard { plan.apply(shard) }
         if dryRun {
             let stateDirectory = stateDirectory(config)
             let cache = try? SQLiteResponseCache(directory: Self.cacheDirectory(config, stateDirectory: stateDirectory), readOnly: true)
             let renderer = DryRunRenderer(redactor: config.redactor, cache: cache, offline: offline,
                                           httpVersion: settings(config).httpVersion,
                                           proxies: (try? Self.proxies(settings(config))) ?? .direct)
-            if let shard { stdout.write("# shard \(shard): \(plan.jobs.count) of the plan's \(planned) jobs\n") }
+            if let shard {
+                stdout.write("# shard \(shard): \(plan.jobs.count) of the plan's \(planned) written-out jobs"
+                             + (plan.dataFileJobs.isEmpty ? "" : ", and its share of the data files' jobs") + "\n")
+            }
             stdout.write(await renderer.render(plan))
             stdout.flush()
             stderr.flush()  // the diagnostics (an unset variable's warning) written above
@@ -100,7 +103,18 @@ public struct RunInvocation: Sendable {
             monitors.append(TextLogMonitor(redactor: config.redactor, quiet: display != nil && logOnStderr, output: output))
         }
         if let display { monitors.append(display) }
-        if config.jobsFile?.settings.behaviour.tls.insecure == true || plan.jobs.contains(where: { $0.behaviour.tls.insecure == true }) {
+        // Reports gather each job as it finishes; a report that can't be started stops the run before it sends anything.
+        let spool: RunReportSpool?
+        do {
+            spool = reports.isEmpty ? nil : try RunReportSpool(reports: reports, jobsFile: jobsFile, redactor: config.redactor)
+        } catch {
+            stderr.write("error: \(error)\n")
+            stderr.flush()
+            return .usage
+        }
+        if let spool { monitors.append(spool) }
+        if config.jobsFile?.settings.behaviour.tls.insecure == true || plan.jobs.contains(where: { $0.behaviour.tls.insecure == true })
+            || plan.dataFileJobs.contains(where: { $0.common.behaviour.tls.insecure == true }) {
             stderr.write("warning: tls.insecure is set: certificates are not verified for some requests\n")
         }
         // Proxies, as curl reads them from the environment, unless settings.proxy says otherwise.
@@ -178,14 +192,7 @@ public struct RunInvocation: Sendable {
                 stderr.write("warning: \(error)\n")
             }
         }
-        for report in reports {
-            do {
-                try RunReport.write(summary, jobsFile: jobsFile, exitCode: status.rawValue, format: report.format, to: report.path,
-                                    redactor: config.redactor)
-            } catch {
-                stderr.write("error: \(error)\n")
-            }
-        }
+        for failure in spool?.write(summary, exitCode: status.rawValue) ?? [] { stderr.write("error: \(failure)\n") }
         withExtendedLifetime(lock) {}
         logWriter.flush()
         // The summary is for people: not when the JSON log itself is on stderr.
@@ -271,22 +278,43 @@ public struct DryRunRenderer: Sendable {
     }
 
     public func render(_ plan: RunPlan) async -> String {
-        let renderer = RequestRenderer(redactor: redactor)
-        var out = "# \(plan.jobs.count) job\(plan.jobs.count == 1 ? "" : "s"), in order; nothing is sent\n"
-        for job in plan.jobs {
-            out += "\n# \(job.id)"
-            if !job.needs.isEmpty { out += " (needs \(job.needs.joined(separator: ", ")))" }
-            if let path = job.downloadPath { out += " → download \(path)" } else if let path = job.savePath { out += " → save \(path)" }
-            out += "\n"
-            if let line = await cachePlan(job) { out += "# cache: \(line)\n" }
-            if let line = Self.tlsLine(job.behaviour.tls) { out += "# tls: \(line)\n" }
-            do {
-                let request = try job.router.makeRequest()
-                out += try renderer.curl(request, tls: job.behaviour.tls, httpVersion: httpVersion, proxy: proxies.proxy(for: request.url))
-                if !out.hasSuffix("\n") { out += "\n" }
-            } catch {
-                out += "# cannot build the request: \(redactor.redact("\(error)"))\n"
+        let total = plan.dataFileJobs.isEmpty ? plan.jobs.count : plan.jobCountEstimate
+        var out = "# \(total) job\(total == 1 ? "" : "s"), in order; nothing is sent\n"
+        for job in plan.jobs { out += await render(job) }
+        for entry in plan.dataFileJobs {
+            // A data file's jobs: how many, and the first few as they would run.
+            let count = (try? entry.count()).map { "\($0) record\($0 == 1 ? "" : "s")" } ?? "unreadable"
+            out += "\n# \(entry.id): one job per record of \(entry.file.displayPath) (\(entry.file.format.rawValue), \(count)); the first \(Self.dataFileSample) shown\n"
+            let feed = DataFileFeed([entry], shard: plan.shard)
+            var shown = 0
+            while shown < Self.dataFileSample, let item = feed.next() {
+                shown += 1
+                switch item {
+                case .job(let job): out += await render(job)
+                case .failed(let result): out += "\n# \(result.job) fails: \(result.error?.message ?? "")\n"
+                }
             }
+        }
+        return out
+    }
+
+    /// Jobs of each data file shown in full.
+    static let dataFileSample = 3
+
+    private func render(_ job: ExpandedJob) async -> String {
+        let renderer = RequestRenderer(redactor: redactor)
+        var out = "\n# \(job.id)"
+        if !job.needs.isEmpty { out += " (needs \(job.needs.joined(separator: ", ")))" }
+        if let path = job.downloadPath { out += " → download \(path)" } else if let path = job.savePath { out += " → save \(path)" }
+        out += "\n"
+        if let line = await cachePlan(job) { out += "# cache: \(line)\n" }
+        if let line = Self.tlsLine(job.behaviour.tls) { out += "# tls: \(line)\n" }
+        do {
+            let request = try job.router.makeRequest()
+            out += try renderer.curl(request, tls: job.behaviour.tls, httpVersion: httpVersion, proxy: proxies.proxy(for: request.url))
+            if !out.hasSuffix("\n") { out += "\n" }
+        } catch {
+            out += "# cannot build the request: \(redactor.redact("\(error)"))\n"
         }
         return out
     }

@@ -16,7 +16,7 @@ public struct RunSummaryRenderer: Sendable {
         if summary.count(.cached) > 0 { counts.append("\(summary.count(.cached)) cached") }
         let rate = Int64(Double(summary.bytes) / max(summary.duration.seconds, 0.001))
         var lines = [
-            "\(summary.results.count) job\(summary.results.count == 1 ? "" : "s") in \(LogFormatting.duration(summary.duration)): " + counts.joined(separator: ", "),
+            "\(summary.jobCount) job\(summary.jobCount == 1 ? "" : "s") in \(LogFormatting.duration(summary.duration)): " + counts.joined(separator: ", "),
             "\(LogFormatting.bytes(summary.bytes)) received (\(LogFormatting.bytes(rate))/s)"
                 + (summary.cacheBytes > 0 ? " · \(LogFormatting.bytes(summary.cacheBytes)) from the cache" : "") + " · run \(summary.runID)",
         ]
@@ -44,13 +44,18 @@ public struct RunSummaryRenderer: Sendable {
                 if result.attempts > 1 { text += " after \(result.attempts) attempts" }
                 lines.append(text)
             }
-            if failed.count > listLimit { lines.append("  … and \(failed.count - listLimit) more (see the log)") }
+            let total = summary.count(.failed)
+            if total > listLimit {
+                lines.append("  … and \(total - listLimit) more (see the log); by error code: "
+                             + summary.tally.errors.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
+                                .map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+            }
         }
-        let skipped = summary.results.filter { $0.outcome == .skipped }
+        let skipped = summary.tally.skipped
         if !skipped.isEmpty {
             lines.append("Skipped:")
             for result in skipped.prefix(listLimit) { lines.append("  \(result.job)  \(result.reason ?? "")") }
-            if skipped.count > listLimit { lines.append("  … and \(skipped.count - listLimit) more") }
+            if summary.count(.skipped) > listLimit { lines.append("  … and \(summary.count(.skipped) - listLimit) more") }
         }
         return lines.joined(separator: "\n") + "\n"
     }

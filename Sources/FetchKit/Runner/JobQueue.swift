@@ -7,8 +7,14 @@ import NIOCore
 /// but jobs it could unblock are still running. One lock guards it all, so taking the next job and
 /// reporting a result cost no task switch — with thousands of small jobs, a task and a hop to a
 /// scheduler per job were a fifth of the runner's own time.
+///
+/// The written-out jobs come first; then the data files' jobs, made from the feed one at a time as
+/// workers ask (a data file's jobs can need written-out jobs, never the reverse). Only the
+/// written-out jobs' results are kept (`needs` looks them up); every result is counted in the tally.
 final class JobQueue: @unchecked Sendable {
     private let jobs: [ExpandedJob]
+    private let explicitIDs: Set<String>
+    private let feed: DataFileFeed?
     private let lock = NSLock()
     // Guarded by `lock`:
     /// Indices into `jobs`, in order; a started or skipped job's slot becomes `taken`, and `head`
@@ -18,6 +24,9 @@ final class JobQueue: @unchecked Sendable {
     private var pendingCount: Int
     private var running = 0
     private var results: [String: JobResult] = [:]
+    private var tally = RunTally()
+    /// A data file's job taken from the feed whose needs are not all done yet.
+    private var held: ExpandedJob?
     private var stop: RunSummary.Stop?
     private var waiters = CircularBuffer<Waiter>()
     private var lastWaiterID: UInt64 = 0
@@ -27,9 +36,12 @@ final class JobQueue: @unchecked Sendable {
     private static let taken = -1
     private typealias Waiter = (id: UInt64, continuation: CheckedContinuation<Void, Never>)
 
-    /// - Parameter onSkip: told of each job skipped because of its needs, as it is skipped.
-    init(jobs: [ExpandedJob], failFast: Bool, onSkip: @escaping @Sendable (JobResult) -> Void) {
+    /// - Parameter onSkip: told of each job settled without running (skipped because of its needs,
+    ///   or a data file's record that makes no job), as it is settled.
+    init(jobs: [ExpandedJob], feed: DataFileFeed? = nil, failFast: Bool, onSkip: @escaping @Sendable (JobResult) -> Void) {
         self.jobs = jobs
+        explicitIDs = Set(jobs.map(\.id))
+        self.feed = feed
         pending = Array(jobs.indices)
         pendingCount = jobs.count
         results.reserveCapacity(jobs.count)
@@ -62,7 +74,7 @@ final class JobQueue: @unchecked Sendable {
     func finish(_ result: JobResult) -> Bool {
         let (stopsRun, woken) = withLock { () -> (Bool, CircularBuffer<Waiter>?) in
             running -= 1
-            results[result.job] = result
+            record(result)
             var stopsRun = false
             if result.outcome == .failed, failFast, stop == nil {
                 stop = .failFast
@@ -78,7 +90,7 @@ final class JobQueue: @unchecked Sendable {
     /// Stops the run for `reason` unless it already stopped or has nothing left; true when it did.
     func stop(_ reason: RunSummary.Stop) -> Bool {
         let (stopped, woken) = withLock { () -> (Bool, CircularBuffer<Waiter>?) in
-            guard stop == nil, running > 0 || pendingCount > 0 else { return (false, nil) }
+            guard stop == nil, running > 0 || hasWorkLeft else { return (false, nil) }
             stop = reason
             return (true, takeWaiters())
         }
@@ -86,11 +98,13 @@ final class JobQueue: @unchecked Sendable {
         return stopped
     }
 
-    /// Every result, with the jobs never started recorded as skipped with why (also returned, in
-    /// plan order, as `notStarted`), and why the run stopped.
-    func finalResults(cancelled: Bool) -> (results: [String: JobResult], notStarted: [JobResult], stop: RunSummary.Stop?) {
+    /// The written-out jobs' results and the tally of every job's, with the jobs never started
+    /// recorded as skipped with why (also returned, in plan order, as `notStarted`; a data file's
+    /// jobs not started go to `onNotStarted` one at a time, as they are read), and why the run stopped.
+    func finalResults(cancelled: Bool, onNotStarted: (JobResult) -> Void = { _ in })
+        -> (results: [String: JobResult], tally: RunTally, notStarted: [JobResult], stop: RunSummary.Stop?) {
         withLock {
-            if cancelled, stop == nil, pendingCount > 0 { stop = .interrupted }
+            if cancelled, stop == nil, hasWorkLeft { stop = .interrupted }
             let reason: String
             switch stop {
             case .failFast?: reason = "not started: fail_fast stopped the run"
@@ -101,17 +115,32 @@ final class JobQueue: @unchecked Sendable {
             var notStarted: [JobResult] = []
             for index in pending where index != Self.taken {
                 let result = JobResult(job: jobs[index].id, outcome: .skipped, reason: reason)
-                results[result.job] = result
+                record(result)
                 notStarted.append(result)
             }
-            return (results, notStarted, stop)
+            if let job = held {
+                held = nil
+                let result = JobResult(job: job.id, outcome: .skipped, reason: reason)
+                record(result)
+                onNotStarted(result)
+            }
+            while let item = feed?.next() {
+                let result: JobResult
+                switch item {
+                case .job(let job): result = JobResult(job: job.id, outcome: .skipped, reason: reason)
+                case .failed(let failed): result = failed
+                }
+                record(result)
+                onNotStarted(result)
+            }
+            return (results, tally, notStarted, stop)
         }
     }
 
     // MARK: - Under the lock
 
     private func take() -> Next {
-        var skipped: [JobResult] = []
+        var settled: [JobResult] = []
         let next = withLock { () -> Next in
             var index = head
             while stop == nil, !Task.isCancelled, index < pending.count {
@@ -128,24 +157,72 @@ final class JobQueue: @unchecked Sendable {
                 pending[index] = Self.taken
                 pendingCount -= 1
                 while head < pending.count, pending[head] == Self.taken { head += 1 }
-                if let blocker = needs.compactMap({ $0 }).first(where: { !$0.isSuccess }) {
-                    let result = JobResult(job: job.id, outcome: .skipped,
-                                           reason: "needs \(blocker.job), which \(blocker.outcome == .skipped ? "was skipped" : "failed")")
-                    results[job.id] = result
-                    skipped.append(result)
+                if let blocker = Self.blocker(needs) {
+                    settled.append(skip(job, blocker))
                     index = head  // a skip may settle other jobs' needs
                     continue
                 }
                 running += 1
                 return .job(job)
             }
-            if stop == nil, !Task.isCancelled, pendingCount > 0, running > 0 { return .wait }
+            // Then the data files' jobs, one held back at a time while its needs run.
+            while stop == nil, !Task.isCancelled {
+                let job: ExpandedJob
+                if let waiting = held {
+                    job = waiting
+                } else if let item = feed?.next() {
+                    switch item {
+                    case .failed(let result):
+                        record(result)
+                        settled.append(result)
+                        continue
+                    case .job(let made): job = made
+                    }
+                } else {
+                    break
+                }
+                let needs = job.needs.map { results[$0] }
+                if needs.contains(where: { $0 == nil }) {
+                    held = job
+                    break
+                }
+                held = nil
+                if let blocker = Self.blocker(needs) {
+                    settled.append(skip(job, blocker))
+                    continue
+                }
+                running += 1
+                return .job(job)
+            }
+            if stop == nil, !Task.isCancelled, hasWorkLeft, running > 0 { return .wait }
             return .done
         }
-        for result in skipped { onSkip(result) }
-        if !skipped.isEmpty { wakeAll() }  // a skip may have made jobs ready for others
+        for result in settled { onSkip(result) }
+        if !settled.isEmpty { wakeAll() }  // a skip may have made jobs ready for others
         return next
     }
+
+    /// The first of `needs` that did not succeed.
+    private static func blocker(_ needs: [JobResult?]) -> JobResult? {
+        needs.compactMap { $0 }.first { !$0.isSuccess }
+    }
+
+    /// Records `job` as skipped because `blocker` did not succeed (under the lock).
+    private func skip(_ job: ExpandedJob, _ blocker: JobResult) -> JobResult {
+        let result = JobResult(job: job.id, outcome: .skipped,
+                               reason: "needs \(blocker.job), which \(blocker.outcome == .skipped ? "was skipped" : "failed")")
+        record(result)
+        return result
+    }
+
+    /// Counts a result, and keeps it when a written-out job's (under the lock).
+    private func record(_ result: JobResult) {
+        tally.add(result)
+        if explicitIDs.contains(result.job) { results[result.job] = result }
+    }
+
+    /// Jobs not yet started or settled remain (under the lock).
+    private var hasWorkLeft: Bool { pendingCount > 0 || held != nil || !(feed?.isEmpty ?? true) }
 
     private func waitForResult() async {
         let id = withLock { () -> UInt64 in
@@ -173,6 +250,8 @@ final class JobQueue: @unchecked Sendable {
 
     /// Whether `take` would find a job (or a skip) now.
     private func hasReadyJob() -> Bool {
+        if let job = held, job.needs.allSatisfy({ results[$0] != nil }) { return true }
+        if held == nil, !(feed?.isEmpty ?? true) { return true }
         var index = head
         while index < pending.count {
             if pending[index] != Self.taken, jobs[pending[index]].needs.allSatisfy({ results[$0] != nil }) { return true }

@@ -46,7 +46,10 @@ public struct JobResult: Sendable {
     public var isSuccess: Bool { outcome == .succeeded || outcome == .upToDate || outcome == .cached }
 }
 
-/// A finished run: every job's result in plan order, and why it stopped early, if it did.
+/// A finished run: the counts of every job's outcome (`tally`), the results of the jobs written
+/// out in the jobs file in plan order (`results`), and why it stopped early, if it did. Jobs made
+/// from data files are counted, not kept: a million-job run holds its counts and its first failures,
+/// not a million results (the reports and the state store get every one as it finishes).
 public struct RunSummary: Sendable {
     public enum Stop: String, Sendable {
         /// `fail_fast`: a job failed.
@@ -58,31 +61,86 @@ public struct RunSummary: Sendable {
     }
 
     public var runID: String
+    /// The results of the jobs written out in the jobs file, in plan order (all of them when no
+    /// job comes from a data file).
     public var results: [JobResult]
+    /// Every job's outcome, counted.
+    public var tally: RunTally
     public var duration: Duration
     public var stop: Stop?
 
+    /// A summary whose tally counts `results`.
     public init(runID: String, results: [JobResult], duration: Duration, stop: Stop?) {
+        self.init(runID: runID, results: results, tally: RunTally(results), duration: duration, stop: stop)
+    }
+
+    public init(runID: String, results: [JobResult], tally: RunTally, duration: Duration, stop: Stop?) {
         self.runID = runID
         self.results = results
+        self.tally = tally
         self.duration = duration
         self.stop = stop
     }
 
-    public func count(_ outcome: JobResult.Outcome) -> Int { results.filter { $0.outcome == outcome }.count }
+    /// Every job of the run.
+    public var jobCount: Int { tally.jobs }
+    public func count(_ outcome: JobResult.Outcome) -> Int { tally.outcomes[outcome, default: 0] }
     /// Body bytes that came over the network (responses the cache answered are `cacheBytes`).
-    public var bytes: Int64 { results.reduce(0) { $0 + ($1.isFromCache ? 0 : $1.bytes) } }
+    public var bytes: Int64 { tally.bytes }
     /// Body bytes written from the response cache (hits, 304s, stale responses).
-    public var cacheBytes: Int64 { results.reduce(0) { $0 + ($1.isFromCache ? $1.bytes : 0) } }
+    public var cacheBytes: Int64 { tally.cacheBytes }
     /// Jobs whose response the cache answered as `use` (`hit`, `revalidated`, `stale`, `miss`).
-    public func count(cache use: RequestMetrics.CacheUse) -> Int { results.filter { $0.cache == use }.count }
-    public var failures: [JobResult] { results.filter { $0.outcome == .failed } }
+    public func count(cache use: RequestMetrics.CacheUse) -> Int { tally.cacheUses[use, default: 0] }
+    /// The failed jobs' results (the first `RunTally.keptResults` of them).
+    public var failures: [JobResult] { tally.failures }
 
-    /// 0 when every job succeeded (or was up to date), 1 otherwise; interruption is the caller's to map.
-    /// 0 when every job succeeded; 75 (try again later, as for a held lock) when a job failed
-    /// because the network stayed down past `network.max_wait`; 1 otherwise.
+    /// 0 when every job succeeded (or was up to date); 75 (try again later, as for a held lock) when
+    /// a job failed because the network stayed down past `network.max_wait`; 1 otherwise.
+    /// Interruption is the caller's to map.
     public var exitStatus: ExitStatus {
-        if results.allSatisfy(\.isSuccess) && stop == nil { return .success }
-        return results.contains { $0.error?.code == .offline } ? .locked : .jobsFailed
+        if tally.unsuccessful == 0 && stop == nil { return .success }
+        return tally.errors[FetchError.Code.offline.rawValue, default: 0] > 0 ? .locked : .jobsFailed
+    }
+}
+
+/// Counts of a run's results as they come in: by outcome, error code and cache use, the bytes, and
+/// the first failed and skipped results, for the end summary.
+public struct RunTally: Sendable {
+    /// Failed and skipped results kept for the summary, each.
+    public static let keptResults = 1_000
+
+    public private(set) var jobs = 0
+    public private(set) var outcomes: [JobResult.Outcome: Int] = [:]
+    /// Failed jobs by error code.
+    public private(set) var errors: [String: Int] = [:]
+    public private(set) var cacheUses: [RequestMetrics.CacheUse: Int] = [:]
+    public private(set) var bytes: Int64 = 0
+    public private(set) var cacheBytes: Int64 = 0
+    /// Jobs that did not succeed (failed or skipped).
+    public private(set) var unsuccessful = 0
+    public private(set) var failures: [JobResult] = []
+    public private(set) var skipped: [JobResult] = []
+
+    public init() {}
+
+    public init(_ results: [JobResult]) {
+        for result in results { add(result) }
+    }
+
+    public mutating func add(_ result: JobResult) {
+        jobs += 1
+        outcomes[result.outcome, default: 0] += 1
+        if let use = result.cache { cacheUses[use, default: 0] += 1 }
+        if result.isFromCache { cacheBytes += result.bytes } else { bytes += result.bytes }
+        if !result.isSuccess { unsuccessful += 1 }
+        switch result.outcome {
+        case .failed:
+            errors[result.error?.code.rawValue ?? "failed", default: 0] += 1
+            if failures.count < Self.keptResults { failures.append(result) }
+        case .skipped:
+            if skipped.count < Self.keptResults { skipped.append(result) }
+        default:
+            break
+        }
     }
 }

@@ -72,14 +72,14 @@ public final class Runner: Sendable {
             connectTimeout: settings.behaviour.timeout.connect ?? TransportTimeouts.defaults.connect,
             redactor: config.redactor, httpVersion: settings.httpVersion, proxies: options.proxies), transport: transport, eventMonitors: [monitor], cache: options.responseCache, networkWaiter: waiter)
         let jobs = JobContext(runner: self, session: session)
-        monitor.runDidStart(RunInfo(id: runID, jobs: plan.jobs.count, concurrency: concurrency))
+        monitor.runDidStart(RunInfo(id: runID, jobs: plan.dataFileJobs.isEmpty ? plan.jobs.count : plan.jobCountEstimate, concurrency: concurrency))
         if let problem = options.networkProblem { monitor.networkMonitorDidFail(problem) }
         waiter?.start()
-        let (results, stop) = await schedule(jobs)
+        let (results, tally, stop) = await schedule(jobs)
         waiter?.stop()
         try? await session.shutdown()
         let ordered = plan.jobs.compactMap { results[$0.id] }
-        let summary = RunSummary(runID: runID, results: ordered, duration: .now - started, stop: stop)
+        let summary = RunSummary(runID: runID, results: ordered, tally: tally, duration: .now - started, stop: stop)
         monitor.runDidFinish(summary)
         return summary
     }
@@ -96,10 +96,11 @@ public final class Runner: Sendable {
     /// `concurrency` workers, each taking the next ready job from a `JobQueue` and running it, so a
     /// job costs no task of its own and no trip through this task. fail_fast and `--max-time`
     /// cancel the workers, which cancels their running jobs; jobs not started are skipped.
-    private func schedule(_ jobs: JobContext) async -> ([String: JobResult], RunSummary.Stop?) {
+    private func schedule(_ jobs: JobContext) async -> ([String: JobResult], RunTally, RunSummary.Stop?) {
         let monitor = self.monitor
-        let queue = JobQueue(jobs: plan.jobs, failFast: options.failFast || settings.failFast) { monitor.jobDidFinish($0) }
-        let workers = min(concurrency, plan.jobs.count)
+        let feed = plan.dataFileJobs.isEmpty ? nil : DataFileFeed(plan.dataFileJobs, shard: plan.shard)
+        let queue = JobQueue(jobs: plan.jobs, feed: feed, failFast: options.failFast || settings.failFast) { monitor.jobDidFinish($0) }
+        let workers = feed == nil ? min(concurrency, plan.jobs.count) : concurrency
         await withTaskGroup(of: Event.self) { group in
             if let maxTime = options.maxTime {
                 group.addTask {
@@ -133,9 +134,9 @@ public final class Runner: Sendable {
             }
             group.cancelAll()  // the --max-time timer, once every worker is done
         }
-        let (results, notStarted, stop) = queue.finalResults(cancelled: Task.isCancelled)
+        let (results, tally, notStarted, stop) = queue.finalResults(cancelled: Task.isCancelled) { monitor.jobDidFinish($0) }
         for result in notStarted { monitor.jobDidFinish(result) }
-        return (results, stop)
+        return (results, tally, stop)
     }
 
     /// A run id: UTC time and a random suffix, e.g. `20261121T120000Z-3f9a1c`.

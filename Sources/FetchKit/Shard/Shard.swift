@@ -56,6 +56,11 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
         return jobs.filter { Self.shard(of: anchors[$0.id] ?? $0.id, count: count) == index }
     }
 
+    /// Whether a job without `needs` links (a data file's job) is this shard's.
+    public func contains(_ id: String) -> Bool {
+        count <= 1 || Self.shard(of: id, count: count) == index
+    }
+
     /// 1-based shard of a group anchored at `id`.
     static func shard(of id: String, count: Int) -> Int {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325

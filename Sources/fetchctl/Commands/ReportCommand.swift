@@ -65,7 +65,7 @@ struct ReportCommand: ParsableCommand {
                 throw ExitCode(1)
             }
             let summary = merged.summary
-            Output.stderr("\(reports.count) report\(reports.count == 1 ? "" : "s"), \(summary.results.count) jobs: "
+            Output.stderr("\(reports.count) report\(reports.count == 1 ? "" : "s"), \(summary.jobCount) jobs: "
                           + "\(summary.count(.succeeded)) succeeded, \(summary.count(.failed)) failed, \(summary.count(.skipped)) skipped → \(output)\n")
             if merged.exitCode != 0 { throw ExitCode(merged.exitCode) }
         }
