@@ -697,6 +697,22 @@ job_props = {
             "items": {"type": ["string", "number", "boolean"]},
         },
     },
+    "from": {
+        "description": "One job per record of a data file, read as the run goes (never whole into memory): .csv/.tsv (header row: {{row.<column>}}), .jsonl (objects: {{row.<key>}}), .txt (one value a line: {{row.line}}), each also .gz. {{row.number}} counts records from 1.",
+        "anyOf": [
+            {"type": "string", "minLength": 1},
+            {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["file"],
+                "properties": {
+                    "file": {"type": "string", "minLength": 1, "description": "The data file, relative to this jobs file."},
+                    "format": {"enum": ["csv", "tsv", "jsonl", "txt"], "description": "The format, when the file's name does not say it."},
+                },
+            },
+        ],
+    },
+    "key": string("The id suffix of a data file's jobs, page[<key>]; unique in the file. Default: the record number.", minLength=1),
     "needs": {
         "type": "array",
         "description": "Jobs that must succeed (or be up to date) before this one starts.",
@@ -719,7 +735,7 @@ DEFS["job"] = obj(
     job_props,
     required=["id"],
     oneOf=[{"required": ["route"]}, {"required": ["url"]}],
-    dependentRequired={"checksum": ["download"]},
+    dependentRequired={"checksum": ["download"], "key": ["from"]},
     allOf=[
         {"not": {"required": ["save", "download"]}},
         {

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Million-job batches (issue #17): memory and time as the batch grows, next to curl on the same list.
+#
+#   bench/scale.sh [SIZES...]          # default: 10000 100000 1000000
+#
+# For each size N: a CSV of N ids; nginx serves the same 1 KiB body for every /item/<id>, fresh for
+# an hour. Measured with /usr/bin/time (elapsed seconds, peak RSS):
+#   - fetchctl run jobs.yaml (one job per CSV row, `save` into 1,000 directories, concurrency 16,
+#     fetchctl's defaults: state store, response cache, atomic saves);
+#   - curl --parallel --parallel-max 16 -K on the same URLs and output paths;
+#   - a rerun of the finished batch (requests it sent, from nginx's log);
+#   - fetchctl validate of the jobs file (every row checked);
+#   - fetchctl status on the state directory.
+# And once: validate of a jobs file with 100,000 jobs written out in YAML.
+#
+# Installs what is missing (nginx-light, curl, time, libcurl4-openssl-dev), builds fetchctl as
+# shipped (release, --static-swift-stdlib) and runs on a private tmpfs in its own mount namespace.
+# Needs root. Writes bench/results/scale-*.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ -z "${FETCHCTL_BENCH_INNER:-}" ]; then
+  missing=()
+  for pair in nginx:nginx-light curl:curl /usr/bin/time:time; do
+    command -v "${pair%%:*}" >/dev/null || missing+=("${pair#*:}")
+  done
+  [ -e /usr/lib/x86_64-linux-gnu/libcurl.so ] || [ -e /usr/lib/aarch64-linux-gnu/libcurl.so ] || missing+=(libcurl4-openssl-dev)
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "installing ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+  build=(swift build -c release --static-swift-stdlib --scratch-path .build-static)
+  "${build[@]}" --product fetchctl
+  bin_dir="$("${build[@]}" --show-bin-path)"
+  exec unshare --mount --propagation private env FETCHCTL_BENCH_INNER=1 FETCHCTL_BIN_DIR="$bin_dir" "$0" "$@"
+fi
+
+# --- inside the private mount namespace ---------------------------------------------------------
+bin="$FETCHCTL_BIN_DIR/fetchctl"
+results="$PWD/bench/results"
+mkdir -p "$results"
+sizes=("$@")
+[ ${#sizes[@]} -gt 0 ] || sizes=(10000 100000 1000000)
+work="$(mktemp -d /tmp/fetchctl-bench.XXXXXX)"
+mount -t tmpfs -o size=14g,mode=755,nr_inodes=0 fetchctl-bench "$work"
+cleanup() {
+  [ -f "$work/nginx/nginx.pid" ] && kill "$(cat "$work/nginx/nginx.pid")" 2>/dev/null
+  sleep 0.2; umount "$work" 2>/dev/null; rmdir "$work" 2>/dev/null || true
+}
+trap cleanup EXIT
+
+port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+base="http://127.0.0.1:$port"
+mkdir -p "$work/nginx" "$work/www/s16k"
+sed -e "s|@WORK@|$work|g" -e "s|@PORT@|$port|g" bench/nginx.conf > "$work/nginx/nginx.conf"
+head -c 1024 /dev/urandom > "$work/www/one.bin"
+nginx -c "$work/nginx/nginx.conf" -p "$work/nginx"
+curl -sS -f -o /dev/null "$base/item/0"
+
+# "name elapsed_s peak_rss_MB" (MB = 10^6 bytes), from /usr/bin/time.
+measure() {  # name, command...
+  local name="$1"; shift
+  /usr/bin/time -f "%e %M" -o "$work/time.txt" "$@" > "$work/out.txt" 2> "$work/err.txt" || {
+    echo "FAILED: $name"; tail -5 "$work/err.txt"; return 1; }
+  read -r elapsed kb < "$work/time.txt"
+  printf '%-34s %9.2f s %9.1f MB\n' "$name" "$elapsed" "$(echo "$kb * 1024 / 1000000" | bc -l)" | tee -a "$results/scale.txt"
+}
+requests() { wc -l < "$work/nginx/item.log"; }
+
+: > "$results/scale.txt"
+echo "fetchctl $("$bin" --version), curl $(curl --version | head -1 | cut -d' ' -f2), $(nproc) cores" | tee -a "$results/scale.txt"
+for n in "${sizes[@]}"; do
+  echo "== $n jobs" | tee -a "$results/scale.txt"
+  dir="$work/n$n"; mkdir -p "$dir"
+  python3 - "$dir" "$n" "$base" <<'PY'
+import sys
+d, n, base = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+with open(f"{d}/ids.csv", "w") as f:
+    f.write("id,dir\n")
+    for i in range(n):
+        f.write(f"{i},{i % 1000}\n")
+with open(f"{d}/curl.cfg", "w") as f:
+    for i in range(n):
+        f.write(f'url = "{base}/item/{i}"\noutput = "{d}/curl-out/{i % 1000}/{i}.bin"\n')
+PY
+  cat > "$dir/jobs.yaml" <<YAML
+version: 1
+settings: {concurrency: 16, per_host: 16, output_dir: out, state_dir: state}
+jobs:
+  - id: item
+    url: "$base/item/{{row.id}}"
+    from: {file: ids.csv}
+    key: "{{row.id}}"
+    save: "{{row.dir}}/{{row.id}}.bin"
+YAML
+  cd "$dir"
+  measure "validate" "$bin" validate jobs.yaml
+  measure "fetchctl run" "$bin" run jobs.yaml --progress never
+  test "$(find out -type f | wc -l)" = "$n" || { echo "FAILED: fetchctl saved $(find out -type f | wc -l) of $n files"; exit 1; }
+  before="$(requests)"
+  measure "fetchctl rerun (finished batch)" "$bin" run jobs.yaml --progress never
+  sleep 1
+  echo "  requests the rerun sent: $(( $(requests) - before ))" | tee -a "$results/scale.txt"
+  measure "fetchctl status" "$bin" status jobs.yaml
+  rm -rf out state
+  measure "curl --parallel -K" curl --parallel --parallel-max 16 --create-dirs -s -K curl.cfg
+  test "$(find curl-out -type f | wc -l)" = "$n" || { echo "FAILED: curl saved $(find curl-out -type f | wc -l) of $n files"; exit 1; }
+  rm -rf curl-out
+  cd - >/dev/null
+  rm -rf "$dir"
+done
+
+echo "== 100,000 jobs written out in YAML" | tee -a "$results/scale.txt"
+mkdir -p "$work/explicit" && cd "$work/explicit"
+python3 - "$base" <<'PY'
+import sys
+base = sys.argv[1]
+with open("jobs.yaml", "w") as f:
+    f.write("version: 1\nsettings: {concurrency: 16, per_host: 16, output_dir: out}\njobs:\n")
+    for i in range(100000):
+        f.write(f'  - {{id: item-{i}, url: "{base}/item/{i}", save: "{i % 1000}/{i}.bin"}}\n')
+PY
+measure "validate (100k YAML jobs)" "$bin" validate jobs.yaml
