@@ -81,6 +81,8 @@ import Testing
         let text = try await run(["run", "jobs.yaml", "--log-format", "text", "--report", "junit", "report.xml"])
         #expect(text.status == 1)
         _ = try await run(["status"])
+        _ = try await run(["status", "--jobs"])
+        _ = try await run(["status", "--format", "json"])
         _ = try await run(["cache", "list"])
 
         // They were used: the server and the proxy saw every one of them.

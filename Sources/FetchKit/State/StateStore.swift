@@ -75,6 +75,15 @@ public final class StateStore: Sendable {
             // The response's Date: with it a Last-Modified can be a strong validator (RFC 9110 §8.8.2.2).
             try db.alter(table: "downloads") { t in t.add(column: "date", .text) }
         }
+        migrator.registerMigration("v3: runs.cached, runs.errors, runs.first_failures") { db in
+            // What `status` summarises, kept with the run: counting a million job results for it
+            // would take seconds, and they are pruned after `keptRuns` runs.
+            try db.alter(table: "runs") { t in
+                t.add(column: "cached", .integer)
+                t.add(column: "errors", .text)
+                t.add(column: "first_failures", .text)
+            }
+        }
         return migrator
     }
 
@@ -87,13 +96,35 @@ public final class StateStore: Sendable {
         }
     }
 
+    /// Job results are kept for this many runs (each job's last outcome in them); older runs keep
+    /// their counts. A daily million-job batch would otherwise add a million rows a day.
+    public static let keptRuns = 10
+    /// Failures kept with a run for `status`.
+    public static let keptFailures = 20
+
     public func finishRun(_ summary: RunSummary, exitCode: Int32, at date: Date = Date()) throws {
+        var errors = JSONLine()
+        for (code, count) in summary.tally.errors.sorted(by: { $0.key < $1.key }) { errors.int(code, count) }
+        let failures = summary.failures.prefix(Self.keptFailures).map { result -> String in
+            var line = JSONLine()
+            line.string("job", result.job)
+            line.string("error", result.error?.code.rawValue ?? "failed")
+            if let message = result.error?.message { line.string("message", message) }
+            if let url = result.error?.url { line.string("url", url) }
+            return line.text + "}"
+        }
         try write { db in
             try db.execute(sql: """
-                UPDATE runs SET ended_at = ?, succeeded = ?, failed = ?, skipped = ?, up_to_date = ?, bytes = ?, exit_code = ?
+                UPDATE runs SET ended_at = ?, succeeded = ?, failed = ?, skipped = ?, up_to_date = ?, cached = ?, bytes = ?, exit_code = ?,
+                  errors = ?, first_failures = ?
                 WHERE id = ?
                 """, arguments: [date.timeIntervalSince1970, summary.count(.succeeded), summary.count(.failed), summary.count(.skipped),
-                                 summary.count(.upToDate), summary.bytes, exitCode, summary.runID])
+                                 summary.count(.upToDate), summary.count(.cached), summary.bytes, exitCode,
+                                 errors.text + "}", "[" + failures.joined(separator: ",") + "]", summary.runID])
+            // Older runs' job results go; their counts stay.
+            try db.execute(sql: """
+                DELETE FROM job_results WHERE run_id IN (SELECT id FROM runs ORDER BY started_at DESC, rowid DESC LIMIT -1 OFFSET ?)
+                """, arguments: [Self.keptRuns])
         }
     }
 
@@ -138,6 +169,20 @@ public final class StateStore: Sendable {
     public func recentRuns(limit: Int = 10) throws -> [RunRecord] {
         try pool.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM runs ORDER BY started_at DESC, rowid DESC LIMIT ?", arguments: [limit]).map(RunRecord.init)
+        }
+    }
+
+    /// Each job's latest result (in the runs whose results are kept), by job id, one at a time to
+    /// `body`, optionally only those with `outcome`: a million jobs are listed without holding them.
+    public func forEachLastResult(outcome: String? = nil, _ body: (JobRecord) throws -> Void) throws {
+        try pool.read { db in
+            let cursor = try Row.fetchCursor(db, sql: """
+                SELECT r.* FROM job_results r
+                JOIN (SELECT job, MAX(id) AS id FROM job_results GROUP BY job) latest ON latest.id = r.id
+                \(outcome == nil ? "" : "WHERE r.outcome = ?")
+                ORDER BY r.job
+                """, arguments: outcome.map { [$0] } ?? [])
+            while let row = try cursor.next() { try body(JobRecord(row)) }
         }
     }
 
@@ -197,8 +242,13 @@ public struct RunRecord: Sendable, Equatable {
     public var failed: Int?
     public var skipped: Int?
     public var upToDate: Int?
+    public var cached: Int?
     public var bytes: Int64?
     public var exitCode: Int?
+    /// Failed jobs by error code (`{"timeout": 3}`), as JSON text.
+    public var errors: String?
+    /// The first failures (`[{"job", "error", "message", "url"}]`), as JSON text.
+    public var firstFailures: String?
 
     init(_ row: Row) {
         id = row["id"]
@@ -210,8 +260,11 @@ public struct RunRecord: Sendable, Equatable {
         failed = row["failed"]
         skipped = row["skipped"]
         upToDate = row["up_to_date"]
+        cached = row["cached"]
         bytes = row["bytes"]
         exitCode = row["exit_code"]
+        errors = row["errors"]
+        firstFailures = row["first_failures"]
     }
 }
 

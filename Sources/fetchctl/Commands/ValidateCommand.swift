@@ -26,11 +26,11 @@ struct ValidateCommand: ParsableCommand {
 
     func run() throws {
         var config = ConfigLoader(mode: .validate).load(files)
-        config.checkDataFiles()
+        let fromDataFiles = config.checkDataFiles()
         let renderer = DiagnosticRenderer(sources: config.sources)
         Output.stdout(renderer.render(config.diagnostics, format: format))
         if format == .text {
-            Output.stderr(ValidationSummary(config: config, fileCount: files.count).text + "\n")
+            Output.stderr(ValidationSummary(config: config, fileCount: files.count, dataFileJobs: fromDataFiles).text + "\n")
         }
         if config.hasErrors { throw ExitCode(ExitStatus.invalidConfig.rawValue) }
     }

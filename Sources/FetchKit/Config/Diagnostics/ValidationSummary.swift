@@ -2,12 +2,15 @@
 public struct ValidationSummary: Sendable {
     public let text: String
 
-    public init(config: LoadedConfig, fileCount: Int) {
+    /// - Parameter dataFileJobs: the jobs the data files make (their records read by
+    ///   `checkDataFiles`), counted with the written-out ones.
+    public init(config: LoadedConfig, fileCount: Int, dataFileJobs: Int = 0) {
         let errors = config.diagnostics.count { $0.severity == .error }
         let warnings = config.diagnostics.count { $0.severity == .warning }
         let files = Self.plural(config.sources.count, "file")
         if errors == 0 && warnings == 0 {
-            text = "ok: \(files), \(Self.plural(config.routes.count, "route")), \(Self.plural(config.jobs.count, "job"))"
+            text = "ok: \(files), \(Self.plural(config.routes.count, "route")), \(Self.plural(config.jobs.count + dataFileJobs, "job"))"
+                + (config.dataFileJobs.isEmpty ? "" : " (\(dataFileJobs) from \(Self.plural(config.dataFileJobs.count, "data file")))")
         } else {
             text = "\(Self.plural(errors, "error")), \(Self.plural(warnings, "warning")) in \(files)"
         }
