@@ -14,7 +14,7 @@ extension SQLiteResponseCache {
     func commit(_ row: PendingRow) async {
         if batchesStores {
             let full = state.withLock { s -> Bool in
-                row.isNew = s.empty && s.storedURLs.insert(row.key).inserted
+                row.isNew = s.empty && s.storedURLs.insert(Self.urlHash(row.key)).inserted
                 row.generation = s.generation
                 s.deferred.append(row)
                 s.uncommitted[row.key, default: 0] += 1
@@ -36,7 +36,7 @@ extension SQLiteResponseCache {
         }
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             let starts = state.withLock { s -> Bool in
-                row.isNew = s.empty && s.storedURLs.insert(row.key).inserted
+                row.isNew = s.empty && s.storedURLs.insert(Self.urlHash(row.key)).inserted
                 row.generation = s.generation
                 s.pending.append((row, done))
                 defer { s.writing = true }
@@ -44,6 +44,16 @@ extension SQLiteResponseCache {
             }
             if starts { Task { await self.writePending() } }
         }
+    }
+
+    /// FNV-1a 64 of a URL: `storedURLs` holds these, not a million URLs.
+    static func urlHash(_ url: String) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in url.utf8 {
+            hash ^= UInt64(byte)
+            hash &*= 0x100_0000_01b3
+        }
+        return hash
     }
 
     /// Commits the rows `batchesStores` gathered, after any flush already under way: when it

@@ -60,7 +60,8 @@ public final class SQLiteResponseCache: ResponseCache {
         /// process sharing the directory may store meanwhile; this process then misses what it
         /// stored, which is allowed.
         var empty = false
-        var storedURLs: Set<String> = []
+        /// Hashes of the URLs this process stored while `empty` (a collision only costs a lookup).
+        var storedURLs: Set<UInt64> = []
         /// With `batchesStores`: rows gathered for the next timed commit.
         var deferred: [PendingRow] = []
         /// Output directories known to be (or not) on the cache's file system.
@@ -278,7 +279,7 @@ public final class SQLiteResponseCache: ResponseCache {
 
     public func entries(method: HTTPMethod, url: String) async -> [CachedResponse] {
         let (known, waiting) = state.withLock { s -> (Bool, Bool) in
-            guard !s.empty || s.storedURLs.contains(url) else { return (false, false) }
+            guard !s.empty || s.storedURLs.contains(Self.urlHash(url)) else { return (false, false) }
             return (true, !s.uncommitted.isEmpty && s.uncommitted[url] != nil)
         }
         if !known { return [] }
@@ -399,9 +400,27 @@ public final class SQLiteResponseCache: ResponseCache {
     }
 
     public func didServe(_ entry: CachedResponse?, as use: RequestMetrics.CacheUse) {
-        state.withLock { s in
+        let full = state.withLock { s -> [Int64: Int]? in
             s.counts[use, default: 0] += 1
             if let entry, use != .miss { s.served[entry.id, default: 0] += 1 }
+            guard s.served.count >= Self.servedBatch else { return nil }
+            defer { s.served = [:] }
+            return s.served
+        }
+        // A million hits would hold a million ids until the end of the run: written in batches.
+        if let full { Task { await self.touch(full) } }
+    }
+
+    /// Served entries held before their use is written (`touch`).
+    static let servedBatch = 50_000
+
+    /// Marks `served` entries used now, on the writer.
+    func touch(_ served: [Int64: Int]) async {
+        let now = Date().timeIntervalSince1970
+        do {
+            try await pool.write { db in try SQLiteCacheRows.touch(served, at: now, in: db) }
+        } catch {
+            report(indexPath, "cannot record the response cache's use: \(error)")
         }
     }
 

@@ -75,8 +75,28 @@ public final class DataFileJobs: Sendable {
         JobExpander.combinations(spec.matrix.map { ($0.key, $0.values) })
     }
 
-    public func makeIterator() throws(DataFileError) -> Iterator {
-        try Iterator(self)
+    /// - Parameter remembersLines: say on which line a duplicate key or path was first seen
+    ///   (`validate`); a run keeps only the hashes (8 bytes a record, not 16).
+    public func makeIterator(remembersLines: Bool = false) throws(DataFileError) -> Iterator {
+        try Iterator(self, remembersLines: remembersLines)
+    }
+
+    /// Hashes seen so far, with the line each was first seen on when asked.
+    struct Seen {
+        private var lines: [UInt64: Int32]?
+        private var hashes = Set<UInt64>()
+
+        init(remembersLines: Bool) { lines = remembersLines ? [:] : nil }
+
+        /// Records `hash` seen on `line`; returns false (and the first line, when remembered) when it was seen before.
+        mutating func insert(_ hash: UInt64, line: Int) -> (inserted: Bool, firstLine: Int?) {
+            if lines != nil {
+                if let first = lines![hash] { return (false, Int(first)) }
+                lines![hash] = Int32(truncatingIfNeeded: line)
+                return (true, nil)
+            }
+            return (hashes.insert(hash).inserted, nil)
+        }
     }
 
     /// Reads the file and makes its jobs, in file order.
@@ -85,11 +105,13 @@ public final class DataFileJobs: Sendable {
         let reader: DataRecordReader
         let combinations: [[(key: String, value: ParameterValue)]]
         private var queued: [Item] = []
-        private var seenIDs: [UInt64: Int] = [:]
-        private var seenOutputs: [UInt64: Int] = [:]
+        private var seenIDs: Seen
+        private var seenOutputs: Seen
 
-        init(_ entry: DataFileJobs) throws(DataFileError) {
+        init(_ entry: DataFileJobs, remembersLines: Bool) throws(DataFileError) {
             self.entry = entry
+            seenIDs = Seen(remembersLines: remembersLines)
+            seenOutputs = Seen(remembersLines: remembersLines)
             reader = try DataRecordReader(entry.file)
             combinations = entry.combinations
         }
@@ -140,9 +162,11 @@ public final class DataFileJobs: Sendable {
                 return .invalid(id: id, Problem(location: location(record, keyName), code: "duplicate-key",
                                                 message: "job id '\(id)' is also a job of the jobs file", errorCode: .invalidRecord))
             }
-            if let first = seenIDs.updateValue(record.line, forKey: Self.hash(id)) {
+            let seenID = seenIDs.insert(Self.hash(id), line: record.line)
+            if !seenID.inserted {
+                let first = seenID.firstLine.map { " (first on line \($0))" } ?? ""
                 return .invalid(id: fallbackID, Problem(location: location(record, keyName), code: "duplicate-key",
-                                                        message: "the key '\(key)' is used twice (first on line \(first)): job '\(id)'",
+                                                        message: "the key '\(key)' is used twice\(first): job '\(id)'",
                                                         errorCode: .invalidRecord))
             }
             // Params, filled in and checked against the route.
@@ -194,9 +218,11 @@ public final class DataFileJobs: Sendable {
                 return .failure(Problem(location: location(record, column), code: "duplicate-output",
                                         message: "jobs '\(other)' and '\(id)' both write '\(rendered)'", errorCode: .invalidRecord))
             }
-            if let first = seenOutputs.updateValue(record.line, forKey: Self.hash(normalized)) {
+            let seenOutput = seenOutputs.insert(Self.hash(normalized), line: record.line)
+            if !seenOutput.inserted {
+                let first = seenOutput.firstLine.map { "the record on line \($0)" } ?? "an earlier record"
                 return .failure(Problem(location: location(record, column), code: "duplicate-output",
-                                        message: "job '\(id)' writes '\(rendered)', as the record on line \(first) does", errorCode: .invalidRecord))
+                                        message: "job '\(id)' writes '\(rendered)', as \(first) does", errorCode: .invalidRecord))
             }
             return .success(normalized)
         }

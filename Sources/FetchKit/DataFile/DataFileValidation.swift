@@ -12,7 +12,7 @@ extension LoadedConfig {
         for entry in dataFileJobs {
             var problems = 0
             do {
-                let iterator = try entry.makeIterator()
+                let iterator = try entry.makeIterator(remembersLines: true)
                 while let item = try iterator.next() {
                     total += 1
                     guard case .invalid(_, let problem) = item else { continue }

@@ -15,6 +15,9 @@ final class OutputGuard: Sendable {
     let root: String
     private let verdicts = LockedBox([String: FetchError?]())
 
+    /// Directories whose verdict is kept; past it, the verdicts start over.
+    static let keptVerdicts = 10_000
+
     init(outputDir: String) {
         // Lexically: Foundation's `standardizingPath` may follow links, which is what this checks.
         root = JobExpander.normalize(outputDir)
@@ -31,7 +34,13 @@ final class OutputGuard: Sendable {
         let directory = String(Substring(lexical.utf8[..<slash]))
         let known = verdicts.withLock { $0[directory] }
         let verdict = known ?? verdict(for: directory)
-        if known == nil { verdicts.withLock { $0[directory] = verdict } }
+        if known == nil {
+            verdicts.withLock {
+                // A million jobs each in a directory of its own must not keep a million verdicts.
+                if $0.count >= Self.keptVerdicts { $0.removeAll(keepingCapacity: true) }
+                $0[directory] = verdict
+            }
+        }
         if var verdict {
             verdict.message = "'\(destination)' " + verdict.message
             throw verdict
