@@ -106,7 +106,8 @@ public struct RunInvocation: Sendable {
         // Reports gather each job as it finishes; a report that can't be started stops the run before it sends anything.
         let spool: RunReportSpool?
         do {
-            spool = reports.isEmpty ? nil : try RunReportSpool(reports: reports, jobsFile: jobsFile, redactor: config.redactor)
+            spool = reports.isEmpty ? nil : try RunReportSpool(reports: reports, jobsFile: jobsFile, redactor: config.redactor,
+                                                                     keptJobs: Set(plan.jobs.map(\.id)))
         } catch {
             stderr.write("error: \(error)\n")
             stderr.flush()

@@ -16,10 +16,26 @@ public enum RunReport {
         }
     }
 
-    /// Writes the report of a run whose jobs `spool` gathered as they finished, every one of them.
-    public static func write(_ summary: RunSummary, jobsFile: String, exitCode: Int32, spool: RunReportSpool.Report) throws {
-        try write(summary, jobsFile: jobsFile, exitCode: exitCode, format: spool.format, to: spool.path) { sink in
-            try spool.copy(to: sink)
+    /// Writes the report of a run: the written-out jobs from `summary.results` in plan order, then
+    /// the data files' jobs `spool` gathered as they finished.
+    public static func write(_ summary: RunSummary, jobsFile: String, exitCode: Int32, spool: RunReportSpool.Report,
+                             redactor: Redactor) throws {
+        let format = spool.format
+        try write(summary, jobsFile: jobsFile, exitCode: exitCode, format: format, to: spool.path) { sink in
+            for (index, result) in summary.results.enumerated() {
+                try sink((index > 0 && format == .json ? "," : "") + entry(result, format: format, jobsFile: jobsFile, redactor: redactor))
+            }
+            var first = summary.results.isEmpty && format == .json
+            try spool.copy { chunk in
+                // The spool's entries each start with a comma; without written-out jobs the first must not.
+                if first, chunk.hasPrefix(",") {
+                    first = false
+                    try sink(String(chunk.dropFirst()))
+                } else {
+                    first = false
+                    try sink(chunk)
+                }
+            }
         }
     }
 

@@ -1,9 +1,10 @@
 import Foundation
 
-/// Gathers each finished job's report entry as it comes, in a hidden temporary file beside each
-/// report (`.<name>.jobs-<pid>`), so the run keeps no result in memory for its reports; at the end
-/// `RunReport.write(_:jobsFile:exitCode:spool:)` copies the entries between the report's header
-/// (which needs the final counts) and its footer. The spool files are removed when the report is
+/// Gathers each finished data-file job's report entry as it comes, in a hidden temporary file beside
+/// each report (`.<name>.jobs-<pid>`), so the run keeps no such result in memory for its reports; at
+/// the end `RunReport.write(_:jobsFile:exitCode:spool:)` writes the report's header (which needs the
+/// final counts), the written-out jobs in plan order (the summary keeps those), then the spooled
+/// entries in the order they finished, and the footer. The spool files are removed when the report is
 /// written, or when the spool goes away.
 public final class RunReportSpool: EventMonitor, @unchecked Sendable {
     /// One report's spool.
@@ -33,9 +34,9 @@ public final class RunReportSpool: EventMonitor, @unchecked Sendable {
             unlink(spoolPath)
         }
 
-        /// Under the spool's lock.
+        /// Under the spool's lock. Each JSON entry is preceded by a comma: the written-out jobs come first.
         func append(_ entry: String) {
-            if format == .json, count > 0 { buffer.append(UInt8(ascii: ",")) }
+            if format == .json { buffer.append(UInt8(ascii: ",")) }
             buffer.append(contentsOf: entry.utf8)
             count += 1
             if buffer.count >= 1 << 16 { flush() }
@@ -58,17 +59,22 @@ public final class RunReportSpool: EventMonitor, @unchecked Sendable {
     }
 
     public let reports: [Report]
+    /// The written-out jobs: the summary keeps their results, in plan order.
+    private let keptJobs: Set<String>
     private let jobsFile: String
     private let redactor: Redactor
     private let lock = NSLock()
 
-    public init(reports: [(format: RunReport.Format, path: String)], jobsFile: String, redactor: Redactor) throws {
+    /// - Parameter keptJobs: the ids of the written-out jobs (the summary's `results`), not spooled.
+    public init(reports: [(format: RunReport.Format, path: String)], jobsFile: String, redactor: Redactor, keptJobs: Set<String>) throws {
         self.reports = try reports.map { try Report(format: $0.format, path: $0.path) }
+        self.keptJobs = keptJobs
         self.jobsFile = jobsFile
         self.redactor = redactor
     }
 
     public func jobDidFinish(_ result: JobResult) {
+        if keptJobs.contains(result.job) { return }
         let entries = reports.map { RunReport.entry(result, format: $0.format, jobsFile: jobsFile, redactor: redactor) }
         lock.lock()
         defer { lock.unlock() }
@@ -81,7 +87,7 @@ public final class RunReportSpool: EventMonitor, @unchecked Sendable {
         defer { lock.unlock() }
         var failures: [Error] = []
         for report in reports {
-            do { try RunReport.write(summary, jobsFile: jobsFile, exitCode: exitCode, spool: report) } catch { failures.append(error) }
+            do { try RunReport.write(summary, jobsFile: jobsFile, exitCode: exitCode, spool: report, redactor: redactor) } catch { failures.append(error) }
         }
         return failures
     }
