@@ -26,6 +26,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         // Jobs from data files: RFC 4180 CSV read from a stream, a record at a time.
         .package(url: "https://github.com/yaslab/CSV.swift.git", from: "2.5.2"),
+        // --metrics-file and --metrics-push: metrics through swift-metrics, in Prometheus's text format.
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         // zlib, for gzip/deflate response bodies (the system library SwiftNIO's compression also links).
@@ -59,6 +62,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "CSV", package: "CSV.swift"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
         .target(

@@ -26,6 +26,10 @@ public struct RunInvocation: Sendable {
     public var offline = false
     /// `--report FORMAT PATH`, in order.
     public var reports: [(format: RunReport.Format, path: String)] = []
+    /// `--metrics-file PATH`: Prometheus's text format when the run ends (node_exporter's textfile collector).
+    public var metricsFile: String?
+    /// `--metrics-push URL`: the same, pushed to a Pushgateway, grouped by jobs file and shard.
+    public var metricsPush: String?
     /// The environment `${VAR}`s come from.
     public var environment: [String: String] = ProcessInfo.processInfo.environment
 
@@ -114,6 +118,9 @@ public struct RunInvocation: Sendable {
             return .usage
         }
         if let spool { monitors.append(spool) }
+        let metrics = metricsFile == nil && metricsPush == nil ? nil
+            : RunMetrics(jobsFile: (jobsFile as NSString).lastPathComponent, shard: shard.map { "\($0)" })
+        if let metrics { monitors.append(metrics) }
         if config.jobsFile?.settings.behaviour.tls.insecure == true || plan.jobs.contains(where: { $0.behaviour.tls.insecure == true })
             || plan.dataFileJobs.contains(where: { $0.common.behaviour.tls.insecure == true }) {
             stderr.write("warning: tls.insecure is set: certificates are not verified for some requests\n")
@@ -194,6 +201,12 @@ public struct RunInvocation: Sendable {
             }
         }
         for failure in spool?.write(summary, exitCode: status.rawValue) ?? [] { stderr.write("error: \(failure)\n") }
+        if let metrics {
+            let ended = Date()
+            let lastSuccess = status == .success ? ended : (try? store?.lastSuccess()) ?? nil
+            metrics.finish(summary, exitCode: status.rawValue, endedAt: ended, lastSuccess: lastSuccess)
+            await export(metrics.text, stderr: stderr)
+        }
         withExtendedLifetime(lock) {}
         logWriter.flush()
         // The summary is for people: not when the JSON log itself is on stderr.
@@ -203,6 +216,21 @@ public struct RunInvocation: Sendable {
         stderr.flush()
         if logFile != nil { logWriter.close() }
         return status
+    }
+
+    /// Writes and pushes the run's metrics; a failure is an error line, not a failed run (the
+    /// batch's results are on disk either way).
+    private func export(_ text: String, stderr: LogWriter) async {
+        if let metricsFile {
+            do { try MetricsExport.write(text, to: metricsFile) } catch { stderr.write("error: \(error)\n") }
+        }
+        if let metricsPush {
+            do {
+                try await MetricsExport.push(text, to: metricsPush, jobsFile: (jobsFile as NSString).lastPathComponent, shard: shard.map { "\($0)" })
+            } catch {
+                stderr.write("error: \(error)\n")
+            }
+        }
     }
 
     private func settings(_ config: LoadedConfig) -> Settings {

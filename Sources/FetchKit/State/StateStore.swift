@@ -165,6 +165,13 @@ public final class StateStore: Sendable {
         try write { db in try insertQueuedResults(db) }
     }
 
+    /// When the latest run that exited 0 ended (`fetchctl_last_success_timestamp_seconds`).
+    public func lastSuccess() throws -> Date? {
+        try pool.read { db in
+            try Double.fetchOne(db, sql: "SELECT MAX(ended_at) FROM runs WHERE exit_code = 0").map { Date(timeIntervalSince1970: $0) }
+        }
+    }
+
     /// The most recent runs, newest first.
     public func recentRuns(limit: Int = 10) throws -> [RunRecord] {
         try pool.read { db in

@@ -1,3 +1,4 @@
+import Foundation
 import ArgumentParser
 import FetchKit
 
@@ -56,6 +57,14 @@ struct RunCommand: AsyncParsableCommand {
                                                          valueName: "format path"))
     var report: [String] = []
 
+    @Option(help: ArgumentHelp("When the run ends, write its metrics in Prometheus's text format to this file (atomically), for node_exporter's textfile collector.",
+                               valueName: "path"))
+    var metricsFile: String?
+
+    @Option(help: ArgumentHelp("When the run ends, push its metrics to this Pushgateway (e.g. http://pushgateway:9091), grouped by jobs file and shard.",
+                               valueName: "url"))
+    var metricsPush: String?
+
     @Flag(help: "Stop at the first failed job: cancel running jobs, start no more.")
     var failFast = false
 
@@ -68,6 +77,9 @@ struct RunCommand: AsyncParsableCommand {
 
     func validate() throws {
         if let concurrency, concurrency < 1 { throw ValidationError("--concurrency must be at least 1") }
+        if let metricsPush, URL(string: metricsPush)?.host == nil || !(metricsPush.hasPrefix("http://") || metricsPush.hasPrefix("https://")) {
+            throw ValidationError("--metrics-push takes a Pushgateway's http:// or https:// URL, got '\(metricsPush)'")
+        }
         if let maxTime, DurationGrammar.parse(maxTime) == nil {
             throw ValidationError("--max-time takes a duration such as 30s, 5m or 1h, got '\(maxTime)'")
         }
@@ -99,6 +111,8 @@ struct RunCommand: AsyncParsableCommand {
         invocation.noResume = noResume
         invocation.offline = offline
         invocation.reports = try reports()
+        invocation.metricsFile = metricsFile
+        invocation.metricsPush = metricsPush
         if let shard {
             do {
                 invocation.shard = try Shard(parsing: shard)
