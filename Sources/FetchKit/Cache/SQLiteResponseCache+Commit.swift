@@ -14,7 +14,7 @@ extension SQLiteResponseCache {
     func commit(_ row: PendingRow) async {
         if batchesStores {
             let full = state.withLock { s -> Bool in
-                row.isNew = s.empty && s.storedURLs.insert(Self.urlHash(row.key)).inserted
+                row.isNew = s.empty && s.storedURLs.insertIfAbsent(Self.urlHash(row.key))
                 row.generation = s.generation
                 s.deferred.append(row)
                 s.uncommitted[row.key, default: 0] += 1
@@ -36,7 +36,7 @@ extension SQLiteResponseCache {
         }
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             let starts = state.withLock { s -> Bool in
-                row.isNew = s.empty && s.storedURLs.insert(Self.urlHash(row.key)).inserted
+                row.isNew = s.empty && s.storedURLs.insertIfAbsent(Self.urlHash(row.key))
                 row.generation = s.generation
                 s.pending.append((row, done))
                 defer { s.writing = true }
@@ -46,7 +46,7 @@ extension SQLiteResponseCache {
         }
     }
 
-    /// FNV-1a 64 of a URL: `storedURLs` holds these, not a million URLs.
+    /// FNV-1a 64 of a URL: `storedURLs` is filled with these, not with a million URLs.
     static func urlHash(_ url: String) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in url.utf8 {

@@ -60,8 +60,9 @@ public final class SQLiteResponseCache: ResponseCache {
         /// process sharing the directory may store meanwhile; this process then misses what it
         /// stored, which is allowed.
         var empty = false
-        /// Hashes of the URLs this process stored while `empty` (a collision only costs a lookup).
-        var storedURLs: Set<UInt64> = []
+        /// The URLs this process stored while `empty`, as a Bloom filter of fixed size (a wrong
+        /// "maybe" only costs a lookup or a look for a body to replace; a million URLs don't grow it).
+        var storedURLs = BloomFilter64()
         /// With `batchesStores`: rows gathered for the next timed commit.
         var deferred: [PendingRow] = []
         /// Output directories known to be (or not) on the cache's file system.
@@ -279,7 +280,7 @@ public final class SQLiteResponseCache: ResponseCache {
 
     public func entries(method: HTTPMethod, url: String) async -> [CachedResponse] {
         let (known, waiting) = state.withLock { s -> (Bool, Bool) in
-            guard !s.empty || s.storedURLs.contains(Self.urlHash(url)) else { return (false, false) }
+            guard !s.empty || s.storedURLs.mayContain(Self.urlHash(url)) else { return (false, false) }
             return (true, !s.uncommitted.isEmpty && s.uncommitted[url] != nil)
         }
         if !known { return [] }

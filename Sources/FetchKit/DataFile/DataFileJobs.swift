@@ -68,25 +68,48 @@ public final class DataFileJobs: Sendable {
     /// The number of jobs the file will make: its records (times the matrix's combinations),
     /// counted without reading them (see `DataRecordReader.count`).
     public func count() throws(DataFileError) -> Int {
-        try DataRecordReader.count(file) * max(1, combinations.count)
+        if let known = recordCount.withLock({ $0 }) { return known * max(1, combinations.count) }
+        let counted = try DataRecordReader.count(file)
+        recordCount.withLock { $0 = counted }
+        return counted * max(1, combinations.count)
     }
 
     var combinations: [[(key: String, value: ParameterValue)]] {
         JobExpander.combinations(spec.matrix.map { ($0.key, $0.values) })
     }
 
-    /// - Parameter remembersLines: say on which line a duplicate key or path was first seen
-    ///   (`validate`); a run keeps only the hashes (8 bytes a record, not 16).
+    /// - Parameter remembersLines: `validate`: check keys and output paths both, and say on which
+    ///   line a duplicate was first seen. A run keeps only 64-bit hashes, sized for the file's
+    ///   record count, of the output paths (two records writing one file is what would lose data;
+    ///   a key used twice in a file that has output paths is left to `validate`), or of the ids when
+    ///   the entry writes no file: one table, about 9 MB per million records.
     public func makeIterator(remembersLines: Bool = false) throws(DataFileError) -> Iterator {
         try Iterator(self, remembersLines: remembersLines)
     }
 
-    /// Hashes seen so far, with the line each was first seen on when asked.
+    /// The record count, counted once (`count()`, without the matrix) for sizing the run's table.
+    private let recordCount = LockedBox<Int?>(nil)
+
+    func records() -> Int {
+        if let known = recordCount.withLock({ $0 }) { return known }
+        let counted = (try? DataRecordReader.count(file)) ?? 0
+        recordCount.withLock { $0 = counted }
+        return counted
+    }
+
+    /// Hashes seen so far: with the line each was first seen on (validate), or only the hashes.
     struct Seen {
         private var lines: [UInt64: Int32]?
-        private var hashes = Set<UInt64>()
+        private var hashes: HashSet64?
 
-        init(remembersLines: Bool) { lines = remembersLines ? [:] : nil }
+        /// `enabled` false: nothing is checked (every insert succeeds).
+        init(remembersLines: Bool, enabled: Bool, expected: @autoclosure () -> Int) {
+            if remembersLines {
+                lines = [:]
+            } else if enabled {
+                hashes = HashSet64(expected: expected())
+            }
+        }
 
         /// Records `hash` seen on `line`; returns false (and the first line, when remembered) when it was seen before.
         mutating func insert(_ hash: UInt64, line: Int) -> (inserted: Bool, firstLine: Int?) {
@@ -95,7 +118,8 @@ public final class DataFileJobs: Sendable {
                 lines![hash] = Int32(truncatingIfNeeded: line)
                 return (true, nil)
             }
-            return (hashes.insert(hash).inserted, nil)
+            if hashes != nil { return (hashes!.insert(hash), nil) }
+            return (true, nil)
         }
     }
 
@@ -110,8 +134,11 @@ public final class DataFileJobs: Sendable {
 
         init(_ entry: DataFileJobs, remembersLines: Bool) throws(DataFileError) {
             self.entry = entry
-            seenIDs = Seen(remembersLines: remembersLines)
-            seenOutputs = Seen(remembersLines: remembersLines)
+            let writes = entry.save != nil || entry.download != nil || entry.saveHeaders != nil
+            let jobs = { entry.records() * max(1, entry.spec.matrix.reduce(1) { $0 * $1.values.count }) }
+            let paths = [entry.save, entry.download, entry.saveHeaders].compactMap { $0 }.count
+            seenIDs = Seen(remembersLines: remembersLines, enabled: !writes, expected: jobs())
+            seenOutputs = Seen(remembersLines: remembersLines, enabled: writes, expected: jobs() * paths)
             reader = try DataRecordReader(entry.file)
             combinations = entry.combinations
         }

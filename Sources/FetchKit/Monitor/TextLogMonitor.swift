@@ -2,11 +2,29 @@ import Foundation
 
 /// The log for people: one line per finished job, retry and failure, as
 /// `<ts> <level> <event> key=value …`. With `quiet`, only warnings and errors (what a progress
-/// display can't show) are written.
+/// display can't show) are written. A run of more than `jobLinesUpTo` jobs writes no line per job
+/// that went well: a `run.progress` line every `progressEvery` (done, total, rate, time left,
+/// failures by code, bytes) instead, and still a line per failed job, retry and warning — cron's
+/// log of a million-job batch stays readable.
 public final class TextLogMonitor: EventMonitor {
     private let output: @Sendable (String) -> Void
     private let redactor: Redactor
     private let quiet: Bool
+    /// Runs up to this many jobs get a line per job.
+    public static let jobLinesUpTo = 1_000
+    /// How often a bigger run's progress line is written.
+    public static let progressEvery: Duration = .seconds(10)
+
+    private struct Progress {
+        var total = 0
+        var done = 0
+        var failed = 0
+        var failures: [String: Int] = [:]
+        var bytes: Int64 = 0
+        var started = ContinuousClock.now
+        var lastLine = ContinuousClock.now
+    }
+    private let progress = LockedBox(Progress())
 
     /// - Parameter output: receives whole lines (newline included).
     public init(redactor: Redactor, quiet: Bool = false, output: @escaping @Sendable (String) -> Void) {
@@ -16,12 +34,27 @@ public final class TextLogMonitor: EventMonitor {
     }
 
     public func runDidStart(_ run: RunInfo) {
+        progress.withLock { $0 = Progress(total: run.jobs) }
         line("info", "run.started", [("run_id", run.id), ("jobs", "\(run.jobs)"), ("concurrency", "\(run.concurrency)")])
     }
 
     public func jobDidFinish(_ result: JobResult) {
         let level = result.outcome == .failed ? "error" : "info"
+        let (perJob, due) = progress.withLock { p -> (Bool, Progress?) in
+            p.done += 1
+            p.bytes += result.bytes
+            if result.outcome == .failed {
+                p.failed += 1
+                p.failures[result.error?.code.rawValue ?? "failed", default: 0] += 1
+            }
+            let now = ContinuousClock.now
+            guard p.total > Self.jobLinesUpTo, now - p.lastLine >= Self.progressEvery else { return (p.total <= Self.jobLinesUpTo, nil) }
+            p.lastLine = now
+            return (false, p)
+        }
+        if let due, !quiet { progressLine(due) }
         if quiet && level == "info" { return }
+        if !perJob && level == "info" { return }
         var line = LogLine(level: level, event: "job.finished")
         line.field("job", result.job)
         line.field("outcome", result.outcome.rawValue)
@@ -39,6 +72,18 @@ public final class TextLogMonitor: EventMonitor {
         if result.attempts > 1 { line.field("attempts", result.attempts) }
         if let reason = result.reason { line.field("reason", reason) }
         output(line.text)
+    }
+
+    private func progressLine(_ p: Progress) {
+        let elapsed = max((ContinuousClock.now - p.started).seconds, 0.001)
+        var fields = [("done", "\(p.done)"), ("total", "\(p.total)"), ("rate", "\(Int((Double(p.done) / elapsed).rounded()))/s")]
+        if p.total > p.done, p.done > 0 {
+            fields.append(("eta", LogFormatting.duration(.seconds(Int64((Double(p.total - p.done) / (Double(p.done) / elapsed)).rounded(.up))))))
+        }
+        fields.append(("failed", "\(p.failed)"))
+        if !p.failures.isEmpty { fields.append(("errors", ProgressDisplay.byCode(p.failures))) }
+        fields.append(("bytes", "\(p.bytes)"))
+        line("info", "run.progress", fields)
     }
 
     public func request(_ request: RequestInfo, didFailWithError error: FetchError) {

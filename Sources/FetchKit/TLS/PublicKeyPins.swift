@@ -36,10 +36,17 @@ public struct PublicKeyPins: Sendable, Hashable {
     /// `sha256/<base64 of 32 bytes>`, from that or curl's `sha256//<base64>`; nil for anything else.
     public static func normalized(_ pin: String) -> String? {
         guard pin.hasPrefix(prefix) else { return nil }
+        // A digest's base64 may itself start with '/' (one key in 64): `sha256//abc…` is then ours,
+        // not curl's spelling. The 44 characters of 32 bytes' base64 tell the two apart.
         var encoded = pin.dropFirst(prefix.count)
-        if encoded.hasPrefix("/") { encoded = encoded.dropFirst() }
-        guard let digest = Data(base64Encoded: String(encoded)), digest.count == 32 else { return nil }
+        if Self.digest(encoded) == nil, encoded.hasPrefix("/") { encoded = encoded.dropFirst() }
+        guard Self.digest(encoded) != nil else { return nil }
         return prefix + encoded
+    }
+
+    private static func digest(_ encoded: Substring) -> Data? {
+        guard let digest = Data(base64Encoded: String(encoded)), digest.count == 32 else { return nil }
+        return digest
     }
 
     /// The pin of a public key given as SubjectPublicKeyInfo DER.

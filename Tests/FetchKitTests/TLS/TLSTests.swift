@@ -77,6 +77,16 @@ import Testing
         }
     }
 
+    /// A digest whose base64 starts with '/' (one key in 64) is not mistaken for curl's `sha256//`.
+    @Test func aDigestStartingWithASlashIsReadAsItIs() throws {
+        let encoded = Data([0xFC] + Array(repeating: 0x01, count: 31)).base64EncodedString()
+        #expect(encoded.hasPrefix("/"))
+        #expect(PublicKeyPins.normalized("sha256/" + encoded) == "sha256/" + encoded)
+        #expect(PublicKeyPins.normalized("sha256//" + encoded) == "sha256/" + encoded, "curl's spelling of the same digest")
+        #expect(PublicKeyPins(["sha256/" + encoded]) != nil)
+        #expect(PublicKeyPins.normalized("sha256/" + String(encoded.dropFirst())) == nil)
+    }
+
     /// Pins in both spellings, over both protocols: the matching key is accepted.
     @Test(arguments: [AsyncHTTPClientTransport.HTTPVersion.auto, .http1_1], [false, true])
     func aPinnedKeyIsAccepted(version: AsyncHTTPClientTransport.HTTPVersion, curlStyle: Bool) async throws {
