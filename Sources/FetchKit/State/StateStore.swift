@@ -20,7 +20,8 @@ public final class StateStore: Sendable {
             configuration.busyMode = .timeout(5)
             // WAL with synchronous=NORMAL: a commit survives the process dying at any moment (kill -9);
             // only a power loss may drop the last commits, never corrupt the store.
-            configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+            // 16 MiB of pages: job results' index takes a million ids in no particular order (bench/scale.sh).
+            configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16384") }
             pool = try DatabasePool(path: (directory as NSString).appendingPathComponent("state.sqlite"), configuration: configuration)
             try Self.migrator.migrate(pool)
         } catch let error as FetchError {
