@@ -105,9 +105,16 @@ public final class ProgressDisplay: EventMonitor {
         let rate = Double(done) / max(elapsed, 0.001)
         var text = "\(Int(rate.rounded())) jobs/s"
         if done > 0, total > done {
-            text += " · ETA " + LogFormatting.duration(.seconds(Int64((Double(total - done) / rate).rounded(.up))))
+            text += " · ETA " + eta(seconds: Int((Double(total - done) / rate).rounded(.up)))
         }
         return text
+    }
+
+    /// `45s`, `7m08s`, `2h05m`: the time left, to the second while it is short.
+    static func eta(seconds: Int) -> String {
+        if seconds < 60 { return "\(seconds)s" }
+        if seconds < 3600 { return "\(seconds / 60)m" + String(format: "%02ds", seconds % 60) }
+        return "\(seconds / 3600)h" + String(format: "%02dm", seconds % 3600 / 60)
     }
 
     /// `timeout 9, status 3`: the codes, most frequent first, at most three and a count of the rest.

@@ -78,7 +78,7 @@ public final class TextLogMonitor: EventMonitor {
         let elapsed = max((ContinuousClock.now - p.started).seconds, 0.001)
         var fields = [("done", "\(p.done)"), ("total", "\(p.total)"), ("rate", "\(Int((Double(p.done) / elapsed).rounded()))/s")]
         if p.total > p.done, p.done > 0 {
-            fields.append(("eta", LogFormatting.duration(.seconds(Int64((Double(p.total - p.done) / (Double(p.done) / elapsed)).rounded(.up))))))
+            fields.append(("eta", ProgressDisplay.eta(seconds: Int((Double(p.total - p.done) / (Double(p.done) / elapsed)).rounded(.up)))))
         }
         fields.append(("failed", "\(p.failed)"))
         if !p.failures.isEmpty { fields.append(("errors", ProgressDisplay.byCode(p.failures))) }

@@ -151,4 +151,30 @@ import Testing
             + "message=\"say \\\"hi\\\"\\tnow\\n\" empty=\"\" bell=\"\\u0007\" name=café bytes=16384 delta=-42 zero=0\n")
         #expect(LogLine(level: "error", event: "e", time: timespec(tv_sec: 0, tv_nsec: 999_999_999)).text == "1970-01-01T00:00:00.999Z error e\n")
     }
+
+    /// Past `jobLinesUpTo` jobs, the text log has no line per job that went well (a progress line
+    /// every 10 s instead), but still one per failure; the progress line's pieces are checked here.
+    @Test func aBigRunsTextLogKeepsOnlyFailures() async throws {
+        let server = try await TestServer.start()
+        let count = TextLogMonitor.jobLinesUpTo + 20
+        let fixture = try ConfigFixture(["ids.txt": (1...count).map(String.init).joined(separator: "\n"), "jobs.yaml": """
+            version: 1
+            settings: {concurrency: 16, retry: {limit: 0}}
+            jobs:
+              - {id: item, url: "${BASE}/echo?id={{row.line}}", from: {file: ids.txt}, key: "{{row.line}}"}
+              - {id: broken, url: "${BASE}/status/500"}
+            """])
+        let config = fixture.load("jobs.yaml", environment: ["BASE": server.baseURL], mode: .run)
+        let text = LockedBox("")
+        let monitor = TextLogMonitor(redactor: config.redactor) { line in text.withLock { $0 += line } }
+        _ = await Runner(config: config, plan: try RunPlan(config: config), monitors: [monitor]).run()
+        let lines = text.withLock { $0 }.split(separator: "\n")
+        #expect(lines.contains { $0.contains("run.started") && $0.contains("jobs=\(count + 1)") })
+        #expect(!lines.contains { $0.contains("outcome=succeeded") }, "no line per successful job")
+        #expect(lines.contains { $0.contains("job.finished job=broken outcome=failed") })
+        #expect(ProgressDisplay.rateAndETA(done: 250, total: 1_000, elapsed: 10) == "25 jobs/s · ETA 30s")
+        #expect([ProgressDisplay.eta(seconds: 428), ProgressDisplay.eta(seconds: 7_500)] == ["7m08s", "2h05m"])
+        #expect(ProgressDisplay.byCode(["timeout": 9, "status": 3, "dns": 1, "tls": 1]) == "timeout 9, status 3, dns 1, 1 more codes")
+        try await server.shutdown()
+    }
 }
