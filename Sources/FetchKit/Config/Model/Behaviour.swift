@@ -1,22 +1,94 @@
 /// The behaviour blocks a layer of configuration may set: built-in defaults, jobs-file `settings`, a
 /// route file's `defaults`, a route, a job. Every field is optional; `merged(over:)` lets the more
 /// specific layer win key by key, deeply (lists replace; headers merge by name).
+///
+/// The fields live in one shared, copy-on-write box: every job, route and layer holds a Behaviour,
+/// and a 100,000-job file held 100,000 copies of 536 bytes each where most were the same layers.
+/// A copy is a reference until one side changes a field.
 public struct Behaviour: Sendable, Equatable {
+    private final class Storage: @unchecked Sendable {
+        var headers: [HeaderSetting] = []
+        var timeout = TimeoutOptions()
+        var retry = RetryOptions()
+        var cache = CacheOptions()
+        var validate = ValidationOptions()
+        var redirect = RedirectOptions()
+        var auth: AuthOptions?
+        var tls = TLSOptions()
+
+        init() {}
+
+        init(copying other: Storage) {
+            headers = other.headers
+            timeout = other.timeout
+            retry = other.retry
+            cache = other.cache
+            validate = other.validate
+            redirect = other.redirect
+            auth = other.auth
+            tls = other.tls
+        }
+    }
+
+    /// Never changed while shared (see `unique`): that is what makes the box Sendable. Every
+    /// behaviour starts with the one empty box, so the many layers that set nothing cost nothing.
+    private var storage = Self.emptyStorage
+    private static let emptyStorage = Storage()
+
+    private mutating func unique() {
+        if !isKnownUniquelyReferenced(&storage) { storage = Storage(copying: storage) }
+    }
+
     /// Header edits in order; a nil value removes an inherited header.
-    public var headers: [HeaderSetting] = []
-    public var timeout = TimeoutOptions()
-    public var retry = RetryOptions()
-    public var cache = CacheOptions()
-    public var validate = ValidationOptions()
-    public var redirect = RedirectOptions()
+    public var headers: [HeaderSetting] {
+        get { storage.headers }
+        set { unique(); storage.headers = newValue }
+    }
+    public var timeout: TimeoutOptions {
+        get { storage.timeout }
+        set { unique(); storage.timeout = newValue }
+    }
+    public var retry: RetryOptions {
+        get { storage.retry }
+        set { unique(); storage.retry = newValue }
+    }
+    public var cache: CacheOptions {
+        get { storage.cache }
+        set { unique(); storage.cache = newValue }
+    }
+    public var validate: ValidationOptions {
+        get { storage.validate }
+        set { unique(); storage.validate = newValue }
+    }
+    public var redirect: RedirectOptions {
+        get { storage.redirect }
+        set { unique(); storage.redirect = newValue }
+    }
     /// Replaced as a whole by a more specific layer (an auth block is one choice, not a set of keys).
-    public var auth: AuthOptions?
-    public var tls = TLSOptions()
+    public var auth: AuthOptions? {
+        get { storage.auth }
+        set { unique(); storage.auth = newValue }
+    }
+    public var tls: TLSOptions {
+        get { storage.tls }
+        set { unique(); storage.tls = newValue }
+    }
+
+    public static func == (lhs: Behaviour, rhs: Behaviour) -> Bool {
+        if lhs.storage === rhs.storage { return true }
+        return lhs.headers == rhs.headers && lhs.timeout == rhs.timeout && lhs.retry == rhs.retry && lhs.cache == rhs.cache
+            && lhs.validate == rhs.validate && lhs.redirect == rhs.redirect && lhs.auth == rhs.auth && lhs.tls == rhs.tls
+    }
+
+    /// No field set: layering it over anything gives that thing.
+    var isEmpty: Bool { self == Behaviour.empty }
+    private static let empty = Behaviour()
 
     public init() {}
 
     /// `self` (more specific) layered over `base`.
     public func merged(over base: Behaviour) -> Behaviour {
+        if isEmpty { return base }  // shares base's box: most jobs add nothing to their route's layers
         var out = base
         out.headers = base.headers + headers
         out.timeout = timeout.merged(over: base.timeout)
