@@ -46,7 +46,7 @@ public enum RunReport {
             : ((path as NSString).deletingLastPathComponent as NSString).appendingPathComponent(".\((path as NSString).lastPathComponent).tmp-\(getpid())")
         do {
             try FileIO.createDirectory(containing: path)
-            FileManager.default.createFile(atPath: temporary, contents: nil)
+            _ = FileManager.default.createFile(atPath: temporary, contents: nil)
             let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: temporary))
             var buffer = Data()
             func sink(_ text: String) throws {
