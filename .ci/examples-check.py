@@ -17,14 +17,10 @@
 import os, re, sys
 import yaml
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import check, finish
+
 root = sys.argv[1]
-passed = failed = 0
-
-
-def check(condition, what):
-    global passed, failed
-    print(("ok   " if condition else "FAIL ") + what)
-    passed, failed = (passed + 1, failed) if condition else (passed, failed + 1)
 
 
 def read(path):
@@ -80,5 +76,4 @@ check(len(crontab) == 1 and "fetchctl run" in crontab[0] and "-eq 75" in crontab
 fields = crontab[0].split()[:5] if crontab else []
 check(len(fields) == 5 and all(re.fullmatch(r"[\d*/,-]+", f) for f in fields), f"cron: five schedule fields ({' '.join(fields)})")
 
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+finish()

@@ -13,24 +13,14 @@ receives the pushes and serves them back.
 4. the pushes: the Pushgateway serves the last push per group (jobs file; and a --shard run's own).
 Prints one line per check and 'N passed, N failed'; exits non-zero on any failure.
 """
-import os, shutil, signal, socket, subprocess, sys, tempfile, time, urllib.request
+import os, shutil, signal, subprocess, sys, tempfile, time, urllib.request
 from prometheus_client.parser import text_string_to_metric_families
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import check, finish, free_port
 
 BIN = os.path.abspath(sys.argv[1])
 FETCHCTL = os.path.join(BIN, "fetchctl")
-passed = failed = 0
-
-
-def check(condition, what):
-    global passed, failed
-    print(("ok   " if condition else "FAIL ") + what, flush=True)
-    passed, failed = (passed + 1, failed) if condition else (passed, failed + 1)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def samples(text):
@@ -139,8 +129,7 @@ jobs:
             except subprocess.TimeoutExpired:
                 process.kill()
         shutil.rmtree(work, ignore_errors=True)
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    finish()
 
 
 main()

@@ -13,24 +13,14 @@ its HTTPS test server, all on 127.0.0.1:
    log, no CONNECT), the password in no byte fetchctl wrote.
 Prints one line per check and 'N passed, N failed'; exits non-zero on any failure.
 """
-import json, os, shutil, signal, socket, sqlite3, subprocess, sys, tempfile, time
+import json, os, shutil, signal, subprocess, sys, tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import check, finish, free_port, wait_for_port, written_texts
 
 BIN = os.path.abspath(sys.argv[1])
 FETCHCTL = os.path.join(BIN, "fetchctl")
 PASSWORD = "pr0xy-s3cret-4711"
-passed = failed = 0
-
-
-def check(condition, what):
-    global passed, failed
-    print(("ok   " if condition else "FAIL ") + what, flush=True)
-    passed, failed = (passed + 1, failed) if condition else (passed, failed + 1)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def jobs_file(base, pki):
@@ -69,12 +59,7 @@ Allow 127.0.0.1
 BasicAuth fetchctl {PASSWORD}
 """)
         proxy = subprocess.Popen(["tinyproxy", "-d", "-c", conf], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.05)
+        wait_for_port(port)
         jobs = os.path.join(work, "jobs.yaml")
         with open(jobs, "w") as f:
             f.write(jobs_file(base, pki))
@@ -103,12 +88,7 @@ BasicAuth fetchctl {PASSWORD}
         check(len(os.listdir(os.path.join(directory, "out/pages"))) == 40, "40 files saved")
         opened = tunnels()
         check(1 <= opened <= 8, f"the jobs went through CONNECT tunnels, reused ({opened} for 40 jobs)")
-        written = [result.stdout, result.stderr]
-        for root, _, files in os.walk(directory):
-            for name in files:
-                if not name.endswith(".bin"):
-                    with open(os.path.join(root, name), "rb") as f:
-                        written.append(f.read().decode("utf-8", "replace"))
+        written = written_texts(directory, [result.stdout, result.stderr])
         check(not any(PASSWORD in text for text in written), "the proxy password is in no byte fetchctl wrote (stdout, stderr, log, report, state)")
 
         print("== 2. NO_PROXY=127.0.0.1: straight to the server")
@@ -130,12 +110,7 @@ BasicAuth fetchctl {PASSWORD}
         print("== 4. through a SOCKS5 proxy (microsocks)")
         socks_port = free_port()
         socks = subprocess.Popen(["microsocks", "-i", "127.0.0.1", "-p", str(socks_port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", socks_port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.05)
+        wait_for_port(socks_port)
         result, events, directory = run("socks", {"ALL_PROXY": f"socks5h://127.0.0.1:{socks_port}"})
         check(result.returncode == 0, f"exit 0 (got {result.returncode}) {result.stderr[-400:] if result.returncode else ''}")
         done = [e for e in events if e["event"] == "job.finished" and e["outcome"] == "succeeded"]
@@ -163,12 +138,7 @@ BasicAuth fetchctl {PASSWORD}
         forwarded = lines.count(f"GET http://127.0.0.1:{plain_port}/bytes/8192?seed=")
         check(forwarded == 40, f"the proxy forwarded 40 absolute-form GETs ({forwarded})")
         check(f"CONNECT 127.0.0.1:{plain_port}" not in lines, "no CONNECT to the plain server")
-        written = [result.stdout, result.stderr]
-        for root, _, files in os.walk(directory):
-            for name in files:
-                if not name.endswith(".bin"):
-                    with open(os.path.join(root, name), "rb") as f:
-                        written.append(f.read().decode("utf-8", "replace"))
+        written = written_texts(directory, [result.stdout, result.stderr])
         check(not any(PASSWORD in text for text in written), "the proxy password is in no byte fetchctl wrote")
     finally:
         for process in (proxy, server, socks, plain):
@@ -179,8 +149,7 @@ BasicAuth fetchctl {PASSWORD}
                 except subprocess.TimeoutExpired:
                     process.kill()
         shutil.rmtree(work, ignore_errors=True)
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    finish()
 
 
 main()

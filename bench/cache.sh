@@ -19,39 +19,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${1:-10}"
 
+. bench/lib.sh
 if [ -z "${FETCHCTL_BENCH_INNER:-}" ]; then
-  missing=()
-  for pair in nginx:nginx-light hyperfine:hyperfine curl:curl; do
-    command -v "${pair%%:*}" >/dev/null || missing+=("${pair#*:}")
-  done
-  [ -e /usr/lib/x86_64-linux-gnu/libcurl.so ] || [ -e /usr/lib/aarch64-linux-gnu/libcurl.so ] || missing+=(libcurl4-openssl-dev)
-  if [ ${#missing[@]} -gt 0 ]; then
-    echo "installing ${missing[*]}"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-  fi
   python3 -c "import requests_cache, hishel, httpx" 2>/dev/null || python3 -m pip install -q requests-cache hishel httpx
-  build=(swift build -c release --static-swift-stdlib --scratch-path .build-static)
-  "${build[@]}" --product fetchctl
-  "${build[@]}" --product cache-hit
-  bin_dir="$("${build[@]}" --show-bin-path)"
-  exec unshare --mount --propagation private env FETCHCTL_BENCH_INNER=1 FETCHCTL_BIN_DIR="$bin_dir" "$0" "$@"
 fi
+bench_enter "nginx:nginx-light hyperfine:hyperfine curl:curl" "fetchctl cache-hit" "$@"
 
 # --- inside the private mount namespace ---------------------------------------------------------
-bin="$FETCHCTL_BIN_DIR/fetchctl"
-hit="$FETCHCTL_BIN_DIR/cache-hit"
-results="$PWD/bench/results"
-mkdir -p "$results"
-work="$(mktemp -d /tmp/fetchctl-bench.XXXXXX)"
-mount -t tmpfs -o size=4g,mode=755 fetchctl-bench "$work"
-cleanup() {
-  [ -f "$work/nginx/nginx.pid" ] && kill "$(cat "$work/nginx/nginx.pid")" 2>/dev/null
-  sleep 0.2; umount "$work" 2>/dev/null; rmdir "$work" 2>/dev/null || true
-}
-trap cleanup EXIT
+bench_workspace 4g
+hit="$bin_dir/cache-hit"
 
-port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+port="$(free_port)"
 base="http://127.0.0.1:$port"
 mkdir -p "$work/nginx" "$work/www/s16k"
 sed -e "s|@WORK@|$work|g" -e "s|@PORT@|$port|g" bench/nginx.conf > "$work/nginx/nginx.conf"

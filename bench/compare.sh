@@ -31,39 +31,15 @@ runs="${1:-5}"
 selected="${*:2}"
 wanted() { [ -z "$selected" ] || [[ " $selected " == *" $1 "* ]]; }
 
-if [ -z "${FETCHCTL_BENCH_INNER:-}" ]; then
-  missing=()
-  for pair in nginx:nginx-light aria2c:aria2 hyperfine:hyperfine wget:wget curl:curl /usr/bin/time:time; do
-    command -v "${pair%%:*}" >/dev/null || missing+=("${pair#*:}")
-  done
-  [ -e /usr/lib/x86_64-linux-gnu/libcurl.so ] || [ -e /usr/lib/aarch64-linux-gnu/libcurl.so ] || missing+=(libcurl4-openssl-dev)
-  if [ ${#missing[@]} -gt 0 ]; then
-    echo "installing ${missing[*]}"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-  fi
-  build=(swift build -c release --static-swift-stdlib --scratch-path .build-static)
-  "${build[@]}" --product fetchctl
-  "${build[@]}" --product ahc-floor
-  bin_dir="$("${build[@]}" --show-bin-path)"
-  exec unshare --mount --propagation private env FETCHCTL_BENCH_INNER=1 FETCHCTL_BIN_DIR="$bin_dir" "$0" "$@"
-fi
+. bench/lib.sh
+bench_enter "nginx:nginx-light aria2c:aria2 hyperfine:hyperfine wget:wget curl:curl /usr/bin/time:time" "fetchctl ahc-floor" "$@"
 
 # --- inside the private mount namespace ---------------------------------------------------------
-bin="$FETCHCTL_BIN_DIR/fetchctl"
-floor="$FETCHCTL_BIN_DIR/ahc-floor"   # AsyncHTTPClient alone: the floor under fetchctl (bench/ahc-floor)
-results="$PWD/bench/results"
-mkdir -p "$results"
-work="$(mktemp -d /tmp/fetchctl-bench.XXXXXX)"
-mount -t tmpfs -o size=14g,mode=755 fetchctl-bench "$work"
-cleanup() {
-  [ -f "$work/nginx/nginx.pid" ] && kill "$(cat "$work/nginx/nginx.pid")" 2>/dev/null
-  sleep 0.2; umount "$work" 2>/dev/null; rmdir "$work" 2>/dev/null || true
-}
-trap cleanup EXIT
+bench_workspace 14g
+floor="$bin_dir/ahc-floor"   # AsyncHTTPClient alone: the floor under fetchctl (bench/ahc-floor)
 out="$work/out"; inputs="$work/inputs"; www="$work/www"
 
-port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+port="$(free_port)"
 base="http://127.0.0.1:$port"
 mkdir -p "$work/nginx"
 sed -e "s|@WORK@|$work|g" -e "s|@PORT@|$port|g" bench/nginx.conf > "$work/nginx/nginx.conf"

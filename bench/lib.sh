@@ -1,34 +1,52 @@
-# Shared by the bench scripts (source it from the repository root): builds fetchctl in release mode,
-# starts its test server on 127.0.0.1 with a work directory on tmpfs, and times commands.
+# Shared by the bench scripts (compare.sh, cache.sh, tls.sh, scale.sh): source it after `cd` to the
+# repository root.
 #
-# After sourcing: $bin (fetchctl), $work (the tmpfs directory), $base (the server's URL).
-# `measure NAME COMMAND...` runs COMMAND $runs times, with $work/out emptied before each run and the
-# optional function `check_output` called after it, and prints the median wall time and peak RSS.
+#   bench_enter "cmd:package ..." "product ..." "$@"
+#       outside the namespace: installs the Debian packages whose commands are missing (and
+#       libcurl4-openssl-dev, which the static link needs), builds the products as shipped (release,
+#       --static-swift-stdlib, in .build-static), then re-runs the calling script in a private mount
+#       namespace. Returns only inside it (FETCHCTL_BENCH_INNER is set there).
+#   bench_workspace SIZE
+#       inside: sets bin (fetchctl), bin_dir, results (bench/results) and work (a tmpfs of SIZE that
+#       disappears with the namespace), and stops nginx and unmounts on exit.
+#   free_port
+#       prints a free TCP port on 127.0.0.1.
 
-swift build -c release --product fetchctl >/dev/null
-bin="$(swift build -c release --show-bin-path)/fetchctl"
-work="$(mktemp -d /dev/shm/fetchctl-bench.XXXXXX)"
-server_pid=""
-cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
-
-"$bin" test-server > "$work/server.url" &
-server_pid=$!
-for _ in $(seq 100); do [ -s "$work/server.url" ] && break; sleep 0.05; done
-base="$(head -1 "$work/server.url")"
-
-median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
-
-measure() {  # name, command...
-  local name="$1"; shift
-  local times=() rss=()
-  for _ in $(seq "$runs"); do
-    rm -rf "$work/out" "$work/state"; mkdir -p "$work/out"
-    /usr/bin/time -v -o "$work/time.txt" "$@" >/dev/null 2>"$work/stderr.txt" || { echo "$name failed:"; cat "$work/stderr.txt"; exit 1; }
-    if declare -f check_output >/dev/null; then check_output "$name" || exit 1; fi
-    times+=("$(awk -F': ' '/Elapsed \(wall clock\)/ {split($2, t, ":"); print (t[1] * 60 + t[2]) * 1000}' "$work/time.txt")")
-    rss+=("$(awk -F': ' '/Maximum resident set size/ {print $2}' "$work/time.txt")")
+bench_enter() {
+  local pairs="$1" products="$2"
+  shift 2
+  [ -n "${FETCHCTL_BENCH_INNER:-}" ] && return 0
+  local missing=() pair product
+  for pair in $pairs; do
+    command -v "${pair%%:*}" >/dev/null || missing+=("${pair#*:}")
   done
-  printf '%-22s median %7.0f ms   peak RSS %6.1f MiB   (runs: %s ms)\n' "$name" \
-    "$(printf '%s\n' "${times[@]}" | median)" "$(printf '%s\n' "${rss[@]}" | median | awk '{print $1 / 1024}')" "${times[*]}"
+  [ -e /usr/lib/x86_64-linux-gnu/libcurl.so ] || [ -e /usr/lib/aarch64-linux-gnu/libcurl.so ] || missing+=(libcurl4-openssl-dev)
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "installing ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+  local build=(swift build -c release --static-swift-stdlib --scratch-path .build-static)
+  for product in $products; do "${build[@]}" --product "$product"; done
+  local bin_dir; bin_dir="$("${build[@]}" --show-bin-path)"
+  exec unshare --mount --propagation private env FETCHCTL_BENCH_INNER=1 FETCHCTL_BIN_DIR="$bin_dir" "$0" "$@"
 }
+
+bench_workspace() {
+  bin_dir="$FETCHCTL_BIN_DIR"
+  bin="$bin_dir/fetchctl"
+  results="$PWD/bench/results"
+  mkdir -p "$results"
+  work="$(mktemp -d /tmp/fetchctl-bench.XXXXXX)"
+  mount -t tmpfs -o "size=$1,mode=755,nr_inodes=0" fetchctl-bench "$work"
+  trap bench_cleanup EXIT
+}
+
+bench_cleanup() {
+  [ -f "$work/nginx/nginx.pid" ] && kill "$(cat "$work/nginx/nginx.pid")" 2>/dev/null
+  sleep 0.2
+  umount "$work" 2>/dev/null || true
+  rmdir "$work" 2>/dev/null || true
+}
+
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }

@@ -20,38 +20,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [ -z "${FETCHCTL_BENCH_INNER:-}" ]; then
-  missing=()
-  for pair in nginx:nginx-light curl:curl /usr/bin/time:time; do
-    command -v "${pair%%:*}" >/dev/null || missing+=("${pair#*:}")
-  done
-  [ -e /usr/lib/x86_64-linux-gnu/libcurl.so ] || [ -e /usr/lib/aarch64-linux-gnu/libcurl.so ] || missing+=(libcurl4-openssl-dev)
-  if [ ${#missing[@]} -gt 0 ]; then
-    echo "installing ${missing[*]}"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-  fi
-  build=(swift build -c release --static-swift-stdlib --scratch-path .build-static)
-  "${build[@]}" --product fetchctl
-  bin_dir="$("${build[@]}" --show-bin-path)"
-  exec unshare --mount --propagation private env FETCHCTL_BENCH_INNER=1 FETCHCTL_BIN_DIR="$bin_dir" "$0" "$@"
-fi
+. bench/lib.sh
+bench_enter "nginx:nginx-light curl:curl /usr/bin/time:time" "fetchctl" "$@"
 
 # --- inside the private mount namespace ---------------------------------------------------------
-bin="$FETCHCTL_BIN_DIR/fetchctl"
-results="$PWD/bench/results"
-mkdir -p "$results"
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(10000 100000 1000000)
-work="$(mktemp -d /tmp/fetchctl-bench.XXXXXX)"
-mount -t tmpfs -o size=14g,mode=755,nr_inodes=0 fetchctl-bench "$work"
-cleanup() {
-  [ -f "$work/nginx/nginx.pid" ] && kill "$(cat "$work/nginx/nginx.pid")" 2>/dev/null
-  sleep 0.2; umount "$work" 2>/dev/null || true; rmdir "$work" 2>/dev/null || true
-}
-trap cleanup EXIT
+bench_workspace 14g
 
-port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+port="$(free_port)"
 base="http://127.0.0.1:$port"
 mkdir -p "$work/nginx" "$work/www/s16k"
 sed -e "s|@WORK@|$work|g" -e "s|@PORT@|$port|g" bench/nginx.conf > "$work/nginx/nginx.conf"

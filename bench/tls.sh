@@ -18,34 +18,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds="${1:-10}"
 
-if [ -z "${FETCHCTL_BENCH_INNER:-}" ]; then
-  missing=()
-  for pair in nginx:nginx-light aria2c:aria2 curl:curl openssl:openssl; do
-    command -v "${pair%%:*}" >/dev/null || missing+=("${pair#*:}")
-  done
-  [ -e /usr/lib/x86_64-linux-gnu/libcurl.so ] || [ -e /usr/lib/aarch64-linux-gnu/libcurl.so ] || missing+=(libcurl4-openssl-dev)
-  if [ ${#missing[@]} -gt 0 ]; then
-    echo "installing ${missing[*]}"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-  fi
-  build=(swift build -c release --static-swift-stdlib --scratch-path .build-static)
-  "${build[@]}" --product fetchctl
-  bin_dir="$("${build[@]}" --show-bin-path)"
-  exec unshare --mount --propagation private env FETCHCTL_BENCH_INNER=1 FETCHCTL_BIN_DIR="$bin_dir" "$0" "$@"
-fi
+. bench/lib.sh
+bench_enter "nginx:nginx-light aria2c:aria2 curl:curl openssl:openssl" "fetchctl" "$@"
 
 # --- inside the private mount namespace ---------------------------------------------------------
-bin="$FETCHCTL_BIN_DIR/fetchctl"
-results="$PWD/bench/results"
-mkdir -p "$results"
-work="$(mktemp -d /tmp/fetchctl-bench.XXXXXX)"
-mount -t tmpfs -o size=4g,mode=755 fetchctl-bench "$work"
-cleanup() {
-  [ -f "$work/nginx/nginx.pid" ] && kill "$(cat "$work/nginx/nginx.pid")" 2>/dev/null
-  sleep 0.2; umount "$work" 2>/dev/null; rmdir "$work" 2>/dev/null || true
-}
-trap cleanup EXIT
+bench_workspace 4g
 
 # A CA and a server certificate for 127.0.0.1 (P-256, as most servers now).
 pki="$work/pki"; mkdir -p "$pki"
@@ -57,7 +34,6 @@ printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n
 openssl x509 -req -in "$pki/server.csr" -CA "$pki/ca.pem" -CAkey "$pki/ca.key" -CAcreateserial -days 2 \
   -extfile "$pki/ext.cnf" -out "$pki/server.pem" 2>/dev/null
 
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 h2="$(free_port)"; h1="$(free_port)"
 mkdir -p "$work/nginx" "$work/www/s16k"
 cat > "$work/nginx/nginx.conf" <<CONF
