@@ -47,14 +47,7 @@ extension SQLiteResponseCache {
     }
 
     /// FNV-1a 64 of a URL: `storedURLs` is filled with these, not with a million URLs.
-    static func urlHash(_ url: String) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in url.utf8 {
-            hash ^= UInt64(byte)
-            hash &*= 0x100_0000_01b3
-        }
-        return hash
-    }
+    static func urlHash(_ url: String) -> UInt64 { FNV1a.hash(url) }
 
     /// Commits the rows `batchesStores` gathered, after any flush already under way: when it
     /// returns, every row stored before the call is committed (a lookup relies on that).

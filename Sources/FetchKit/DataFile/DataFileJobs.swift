@@ -261,13 +261,6 @@ public final class DataFileJobs: Sendable {
 
         /// FNV-1a, 64 bits: ids and paths are told apart by this alone (a collision, about one in
         /// 10¹³ for a million records, reports a false duplicate, never a silent overwrite).
-        static func hash(_ text: String) -> UInt64 {
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-            for byte in text.utf8 {
-                hash ^= UInt64(byte)
-                hash &*= 0x100_0000_01b3
-            }
-            return hash
-        }
+        static func hash(_ text: String) -> UInt64 { FNV1a.hash(text) }
     }
 }

@@ -63,18 +63,9 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
 
     /// 1-based shard of a group anchored at `id`.
     static func shard(of id: String, count: Int) -> Int {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in id.utf8 {
-            hash ^= UInt64(byte)
-            hash &*= 0x0000_0100_0000_01b3
-        }
         // FNV-1a's low bits follow the last bytes closely (ids ending alike would bunch up in a
         // shard): MurmurHash3's 64-bit finalizer mixes every bit into every other first.
-        hash ^= hash >> 33
-        hash &*= 0xff51_afd7_ed55_8ccd
-        hash ^= hash >> 33
-        hash &*= 0xc4ce_b9fe_1a85_ec53
-        hash ^= hash >> 33
+        let hash = BloomFilter64.mix(FNV1a.hash(id))
         return Int(hash % UInt64(count)) + 1
     }
 

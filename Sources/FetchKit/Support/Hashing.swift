@@ -96,3 +96,16 @@ struct BloomFilter64 {
         return hash
     }
 }
+
+/// FNV-1a, 64 bits, over a string's UTF-8: the stable hash of ids, paths and URLs (the same on
+/// every machine and in every version; mix it with `BloomFilter64.mix` where its low bits matter).
+enum FNV1a {
+    static func hash(_ text: String) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 {
+            hash ^= UInt64(byte)
+            hash &*= 0x100_0000_01b3
+        }
+        return hash
+    }
+}
