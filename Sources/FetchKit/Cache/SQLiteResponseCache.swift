@@ -80,55 +80,6 @@ public final class SQLiteResponseCache: ResponseCache {
         var invalidatedAt: [String: Int] = [:]
     }
 
-    /// An index row to insert (or replace) once its body is in place. A class, handed from the
-    /// storing job to the batch and the writer without copying its strings (the struct's copies
-    /// were 0.8% of a cold run's samples); `generation` and `isNew` are set under the cache's lock
-    /// before the row is shared, and nothing changes it after.
-    final class PendingRow: @unchecked Sendable {
-        /// The canonical URL (kept in memory only; the row has its digest and the redacted URL).
-        let key: String
-        let hash: String
-        let method: String
-        let varyKey: String
-        let varyNames: String?
-        let url: String
-        let status: Int
-        let headers: String
-        let requestTime: Double
-        let responseTime: Double
-        let ttl: Double?
-        let body: String
-        let size: Int64
-        /// The body file's modification time (ns): a linked body edited through its other name is a miss.
-        let modified: Int64?
-        let storedAt: Double
-        /// `State.generation` when the row was made.
-        var generation = 0
-        /// No row can exist for this URL yet (the index was empty when opened and this process
-        /// stores the URL for the first time): the insert skips looking for a body to replace. (A
-        /// process sharing the directory that stored the URL meanwhile leaves an orphan body, which
-        /// `cache prune` removes.)
-        var isNew = false
-
-        init(key: String, hash: String, method: String, varyKey: String, varyNames: String?, url: String, status: Int, headers: String,
-             requestTime: Double, responseTime: Double, ttl: Double?, body: String, size: Int64, modified: Int64?, storedAt: Double) {
-            self.key = key
-            self.hash = hash
-            self.method = method
-            self.varyKey = varyKey
-            self.varyNames = varyNames
-            self.url = url
-            self.status = status
-            self.headers = headers
-            self.requestTime = requestTime
-            self.responseTime = responseTime
-            self.ttl = ttl
-            self.body = body
-            self.size = size
-            self.modified = modified
-            self.storedAt = storedAt
-        }
-    }
 
     public var indexPath: String { (directory as NSString).appendingPathComponent("index.sqlite") }
     /// `directory/bodies`, made once: every stored body's name starts with it.
@@ -401,31 +352,6 @@ public final class SQLiteResponseCache: ResponseCache {
     public func remove(_ entry: CachedResponse) async {
         // Not a newer response stored in the same row since `entry` was read.
         await delete(where: "id = ? AND (? = '' OR body = ?)", arguments: [entry.id, entry.storageName, entry.storageName])
-    }
-
-    public func didServe(_ entry: CachedResponse?, as use: RequestMetrics.CacheUse) {
-        let full = state.withLock { s -> [Int64: Int]? in
-            s.counts[use, default: 0] += 1
-            if let entry, use != .miss { s.served[entry.id, default: 0] += 1 }
-            guard s.served.count >= Self.servedBatch else { return nil }
-            defer { s.served = [:] }
-            return s.served
-        }
-        // A million hits would hold a million ids until the end of the run: written in batches.
-        if let full { Task { await self.touch(full) } }
-    }
-
-    /// Served entries held before their use is written (`touch`).
-    static let servedBatch = 50_000
-
-    /// Marks `served` entries used now, on the writer.
-    func touch(_ served: [Int64: Int]) async {
-        let now = Date().timeIntervalSince1970
-        do {
-            try await pool.write { db in try SQLiteCacheRows.touch(served, at: now, in: db) }
-        } catch {
-            report(indexPath, "cannot record the response cache's use: \(error)")
-        }
     }
 
     // MARK: - Helpers
