@@ -10,8 +10,6 @@ public final class DataRecordReader {
     /// The header's column names (CSV, TSV); `["line"]` for text; nil for JSON Lines, whose records
     /// name their own keys.
     public private(set) var columns: [String]?
-    /// Where the header's columns start (CSV, TSV), for diagnostics about a column.
-    public private(set) var headerPositions: [String: Int] = [:]
 
     private let source: GzipFile
     private var csv: CSVReader?
@@ -35,11 +33,6 @@ public final class DataRecordReader {
             var header = reader.headerRow ?? []
             if let first = header.first, first.hasPrefix("\u{FEFF}") { header[0] = String(first.dropFirst()) }
             columns = header.map { $0.trimmingCharacters(in: .whitespaces) }
-            var column = 1
-            for name in columns ?? [] {
-                headerPositions[name] = headerPositions[name] ?? column
-                column += name.unicodeScalars.count + 1
-            }
             nextLine = 2 + Self.lineBreaks(in: header)
             csv = reader
         case .jsonl, .txt:
