@@ -133,7 +133,8 @@ BasicAuth fetchctl {PASSWORD}
         done = [e for e in events if e["event"] == "job.finished" and e["outcome"] == "succeeded"]
         check(len(done) == 40, f"40 jobs succeeded ({len(done)})")
         retries = [e for e in events if e["event"] == "request.retrying"]
-        check(not retries, f"no retry spent: tinyproxy closes each connection after its response, which the transport handles ({len(retries)})")
+        check(not retries, f"no retry spent: tinyproxy closes each connection after its response, which the transport handles "
+                           f"({len(retries)}{': ' + retries[0].get('reason', '') if retries else ''})")
         lines = open(log).read()
         forwarded = lines.count(f"GET http://127.0.0.1:{plain_port}/bytes/8192?seed=")
         check(forwarded == 40, f"the proxy forwarded 40 absolute-form GETs ({forwarded})")

@@ -24,6 +24,8 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
 
     private let configuration: HTTPClient.Configuration
     private let client: HTTPClient
+    /// Connections a host's pool keeps (`settings.per_host`).
+    private let perHost: Int
     /// Clients for pinned or proxied requests, made on first use.
     private let others = LockedBox([ClientKey: HTTPClient]())
     private let tls = TLSSettings()
@@ -50,6 +52,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
     public init(perHost: Int = 4, connectTimeout: Duration = TransportTimeouts.defaults.connect, httpVersion: HTTPVersion = .auto,
                 proxies: ProxyResolver = .direct) {
         self.proxies = proxies
+        self.perHost = max(1, perHost)
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
             timeout: .init(connect: .nanoseconds(Int64(connectTimeout.inNanoseconds))),
@@ -150,20 +153,25 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         }
         let chosen = client(pins: trust.pins, proxy: proxy, forwards: forwardingProxy != nil)
         var stream = ResponseStream(timeouts: options.timeouts, url: url, networkWaiter: options.networkWaiter, onHead: onHead, onChunk: onChunk)
-        let received: Int64
+        var received: Int64 = 0
         do {
-            do {
-                received = try await exchange(try outgoing(), on: chosen, stream: stream)
-            } catch let error as HTTPClientError where error == .remoteConnectionClosed && forwardingProxy != nil && !stream.sawHead
-                        && stream.failure == nil && request.method.isIdempotent && !Task.isCancelled {
-                // A forwarding proxy that closes every connection after its response without saying
-                // so (tinyproxy does): the request met a reused connection as it closed. Sent again
-                // at once on a new one, as browsers do for an idempotent request, and from now on
-                // with `Connection: close` to that proxy.
-                if let forwardingProxy { closingProxies.withLock { _ = $0.insert(forwardingProxy) } }
-                headers.replaceOrAdd(name: "Connection", value: "close")
-                stream = ResponseStream(timeouts: options.timeouts, url: url, networkWaiter: options.networkWaiter, onHead: onHead, onChunk: onChunk)
-                received = try await exchange(try outgoing(), on: chosen, stream: stream)
+            // A forwarding proxy that closes every connection after its response without saying so
+            // (tinyproxy does): a request can meet a reused connection as it closes. It is sent again
+            // at once, as browsers do for an idempotent request, and from then on with `Connection:
+            // close` to that proxy. Each such failure used up one of the pool's idle connections, so
+            // there are at most as many as the pool holds.
+            var resends = 0
+            while true {
+                do {
+                    received = try await exchange(try outgoing(), on: chosen, stream: stream)
+                    break
+                } catch where Self.isClosedConnection(error) && forwardingProxy != nil && !stream.sawHead
+                            && stream.failure == nil && request.method.isIdempotent && !Task.isCancelled && resends <= perHost {
+                    resends += 1
+                    if let forwardingProxy { closingProxies.withLock { _ = $0.insert(forwardingProxy) } }
+                    headers.replaceOrAdd(name: "Connection", value: "close")
+                    stream = ResponseStream(timeouts: options.timeouts, url: url, networkWaiter: options.networkWaiter, onHead: onHead, onChunk: onChunk)
+                }
             }
         } catch {
             // What the callbacks or the watchdog threw is the reason; AsyncHTTPClient's own errors are classified.
@@ -265,6 +273,20 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         default:
             return nil
         }
+    }
+
+    /// The connection was closed or reset under the request, before any response: what a reused
+    /// connection meets when the other side closed it a moment before.
+    static func isClosedConnection(_ error: Error) -> Bool {
+        if let client = error as? HTTPClientError { return client == .remoteConnectionClosed }
+        if let channel = error as? ChannelError {
+            switch channel {
+            case .ioOnClosedChannel, .alreadyClosed, .outputClosed, .eof: return true
+            default: return false
+            }
+        }
+        if let io = error as? IOError { return [ECONNRESET, EPIPE].contains(io.errnoCode) }
+        return false
     }
 
     /// The server's certificate failed verification: an untrusted or expired chain, or another host's.
