@@ -36,7 +36,9 @@ import Testing
                   - {id: later, url: "http://x/", needs: [page]}
                   - {id: odd, url: "http://x/", from: {file: titles.dat}}
                   - {id: gone, url: "http://x/", from: nothing.csv}
+                  - {id: twice, url: "http://x/{{row.a}}", from: twice.csv, key: "{{row.a}}"}
                 """,
+            "twice.csv": "a,b,a,\n1,2,3,4\n",
         ])
         let text = fixture.diagnostics("jobs.yaml", environment: ["BASE": "http://127.0.0.1:1"])
         #expect(text.contains("jobs.yaml:7:21: error: '{{row.titel}}': the data file 'titles.csv' has no column 'titel' (did you mean '{{row.title}}'?)"), "\(text)")
@@ -46,6 +48,8 @@ import Testing
         #expect(text.contains("error: job 'later' needs 'page', whose jobs come from a data file"), "\(text)")
         #expect(text.contains("error: cannot tell the format of the data file 'titles.dat' from its name"), "\(text)")
         #expect(text.contains("error: cannot read the data file 'nothing.csv': No such file or directory"), "\(text)")
+        #expect(text.contains("warning: the data file 'twice.csv' names the column 'a' twice; {{row.a}} is the first"), "\(text)")
+        #expect(text.contains("warning: the data file 'twice.csv' has a column without a name in its header row"), "\(text)")
     }
 
     @Test func validateReportsEveryBadRecordAtItsPlaceCapped() throws {

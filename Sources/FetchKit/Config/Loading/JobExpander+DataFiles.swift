@@ -22,6 +22,18 @@ extension JobExpander {
                 continue
             }
             var usable = true
+            if let columns, from.file.format == .csv || from.file.format == .tsv {
+                // A header naming a column twice (the first wins), or leaving one unnamed.
+                var seen: Set<String> = []
+                for name in columns where !seen.insert(name).inserted {
+                    diagnostics.warning("duplicate-column", "the data file '\(from.file.displayPath)' names the column '\(name)' twice; {{row.\(name)}} is the first",
+                                        at: from.location, hint: "rename one in the header row")
+                }
+                if columns.contains("") {
+                    diagnostics.warning("unnamed-column", "the data file '\(from.file.displayPath)' has a column without a name in its header row",
+                                        at: from.location, hint: "its values can't be used; name it, or remove the column")
+                }
+            }
             if let columns {
                 for (name, location) in uses where !columns.contains(name) && name != "number" {
                     usable = false
