@@ -55,6 +55,8 @@ final class JobQueue: @unchecked Sendable {
         case wait
         /// Nothing is left to start (or the run stopped).
         case done
+        /// Results were settled without a job to start (a data file's bad records): report them and ask again.
+        case again
     }
 
     /// The next ready job for a worker, waiting while nothing is ready but jobs are running;
@@ -65,6 +67,7 @@ final class JobQueue: @unchecked Sendable {
             case .job(let job): return job
             case .done: return nil
             case .wait: await waitForResult()
+            case .again: continue
             }
         }
     }
@@ -165,8 +168,10 @@ final class JobQueue: @unchecked Sendable {
                 running += 1
                 return .job(job)
             }
-            // Then the data files' jobs, one held back at a time while its needs run.
+            // Then the data files' jobs, one held back at a time while its needs run. A file of bad
+            // records is reported a batch at a time, not gathered whole under the lock.
             while stop == nil, !Task.isCancelled {
+                if settled.count >= Self.settledBatch { return .again }
                 let job: ExpandedJob
                 if let waiting = held {
                     job = waiting
@@ -201,6 +206,9 @@ final class JobQueue: @unchecked Sendable {
         if !settled.isEmpty { wakeAll() }  // a skip may have made jobs ready for others
         return next
     }
+
+    /// Results settled in one `take` before they are reported.
+    private static let settledBatch = 256
 
     /// The first of `needs` that did not succeed.
     private static func blocker(_ needs: [JobResult?]) -> JobResult? {

@@ -171,6 +171,28 @@ import Testing
     }
 }
 
+extension DataFileJobsTests {
+    /// A file whose every record is bad is reported a batch at a time, and the run still ends.
+    @Test func aFileOfBadRecordsFailsEachAndEnds() async throws {
+        let server = try await TestServer.start()
+        let fixture = try ConfigFixture([
+            "ids.csv": "id,name\n" + (1...1_000).map { "\($0)" }.joined(separator: "\n") + "\n",  // no name anywhere
+            "jobs.yaml": """
+                version: 1
+                jobs:
+                  - {id: item, url: "${BASE}/echo?id={{row.id}}&name={{row.name}}", from: {file: ids.csv}, key: "{{row.id}}"}
+                """,
+        ])
+        let collector = ResultCollector()
+        let summary = try await run(server, fixture, monitors: [collector])
+        #expect(summary.count(.failed) == 1_000)
+        #expect(summary.tally.errors == ["invalid_record": 1_000])
+        #expect(collector.results.count == 1_000)
+        #expect(server.state.requests.isEmpty)
+        try await server.shutdown()
+    }
+}
+
 /// Every job result a run reports, in order.
 final class ResultCollector: EventMonitor, @unchecked Sendable {
     private let lock = NSLock()
