@@ -1,6 +1,6 @@
 """What the .ci/*.py scripts share: one line per check, a count at the end, free ports, waiting for a
 server, and the bytes fetchctl wrote (for secret hygiene checks)."""
-import os, socket, sys, time
+import os, signal, socket, subprocess, sys, time
 
 passed = failed = 0
 
@@ -45,3 +45,15 @@ def written_texts(directory, extra=(), skip_suffix=".bin"):
                 with open(os.path.join(root, name), "rb") as f:
                     texts.append(f.read().decode("utf-8", "replace"))
     return texts
+
+
+def stop(*processes):
+    """SIGTERM to each process started (None skipped), SIGKILL after 5 s."""
+    for process in processes:
+        if process is None:
+            continue
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()

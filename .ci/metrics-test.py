@@ -13,11 +13,11 @@ receives the pushes and serves them back.
 4. the pushes: the Pushgateway serves the last push per group (jobs file; and a --shard run's own).
 Prints one line per check and 'N passed, N failed'; exits non-zero on any failure.
 """
-import os, shutil, signal, subprocess, sys, tempfile, time, urllib.request
+import os, shutil, subprocess, sys, tempfile, time, urllib.request
 from prometheus_client.parser import text_string_to_metric_families
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checks import check, finish, free_port
+from checks import check, finish, stop, free_port
 
 BIN = os.path.abspath(sys.argv[1])
 FETCHCTL = os.path.join(BIN, "fetchctl")
@@ -122,12 +122,7 @@ jobs:
         check(value(served, "fetchctl_last_success_timestamp_seconds", job="fetchctl") is not None,
               "fetchctl_last_success_timestamp_seconds is there to alert on")
     finally:
-        for process in (server, gateway):
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        stop(server, gateway)
         shutil.rmtree(work, ignore_errors=True)
     finish()
 

@@ -16,7 +16,7 @@ Prints one line per check and 'N passed, N failed'; exits non-zero on any failur
 import json, os, shutil, signal, subprocess, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checks import check, finish, free_port, wait_for_port, written_texts
+from checks import check, finish, stop, free_port, wait_for_port, written_texts
 
 BIN = os.path.abspath(sys.argv[1])
 FETCHCTL = os.path.join(BIN, "fetchctl")
@@ -142,13 +142,7 @@ BasicAuth fetchctl {PASSWORD}
         written = written_texts(directory, [result.stdout, result.stderr])
         check(not any(PASSWORD in text for text in written), "the proxy password is in no byte fetchctl wrote")
     finally:
-        for process in (proxy, server, socks, plain):
-            if process:
-                process.send_signal(signal.SIGTERM)
-                try:
-                    process.wait(timeout=5)
-                except subprocess.TimeoutExpired:
-                    process.kill()
+        stop(proxy, server, socks, plain)
         shutil.rmtree(work, ignore_errors=True)
     finish()
 

@@ -16,12 +16,8 @@ public final class TextLogMonitor: EventMonitor {
     public static let progressEvery: Duration = .seconds(10)
 
     private struct Progress {
-        var total = 0
-        var done = 0
-        var failed = 0
-        var failures: [String: Int] = [:]
+        var jobs = JobProgress()
         var bytes: Int64 = 0
-        var started = ContinuousClock.now
         var lastLine = ContinuousClock.now
     }
     private let progress = LockedBox(Progress())
@@ -34,21 +30,17 @@ public final class TextLogMonitor: EventMonitor {
     }
 
     public func runDidStart(_ run: RunInfo) {
-        progress.withLock { $0 = Progress(total: run.jobs) }
+        progress.withLock { $0 = Progress(jobs: JobProgress(total: run.jobs)) }
         line("info", "run.started", [("run_id", run.id), ("jobs", "\(run.jobs)"), ("concurrency", "\(run.concurrency)")])
     }
 
     public func jobDidFinish(_ result: JobResult) {
         let level = result.outcome == .failed ? "error" : "info"
         let (perJob, due) = progress.withLock { p -> (Bool, Progress?) in
-            p.done += 1
+            p.jobs.count(result)
             p.bytes += result.bytes
-            if result.outcome == .failed {
-                p.failed += 1
-                p.failures[result.error?.code.rawValue ?? "failed", default: 0] += 1
-            }
             let now = ContinuousClock.now
-            guard p.total > Self.jobLinesUpTo, now - p.lastLine >= Self.progressEvery else { return (p.total <= Self.jobLinesUpTo, nil) }
+            guard p.jobs.total > Self.jobLinesUpTo, now - p.lastLine >= Self.progressEvery else { return (p.jobs.total <= Self.jobLinesUpTo, nil) }
             p.lastLine = now
             return (false, p)
         }
@@ -75,13 +67,12 @@ public final class TextLogMonitor: EventMonitor {
     }
 
     private func progressLine(_ p: Progress) {
-        let elapsed = max((ContinuousClock.now - p.started).seconds, 0.001)
-        var fields = [("done", "\(p.done)"), ("total", "\(p.total)"), ("rate", "\(Int((Double(p.done) / elapsed).rounded()))/s")]
-        if p.total > p.done, p.done > 0 {
-            fields.append(("eta", ProgressDisplay.eta(seconds: Int((Double(p.total - p.done) / (Double(p.done) / elapsed)).rounded(.up)))))
-        }
-        fields.append(("failed", "\(p.failed)"))
-        if !p.failures.isEmpty { fields.append(("errors", ProgressDisplay.byCode(p.failures))) }
+        let jobs = p.jobs
+        let elapsed = jobs.elapsed
+        var fields = [("done", "\(jobs.done)"), ("total", "\(jobs.total)"), ("rate", "\(Int(jobs.rate(over: elapsed).rounded()))/s")]
+        if let left = jobs.secondsLeft(over: elapsed) { fields.append(("eta", JobProgress.eta(seconds: left))) }
+        fields.append(("failed", "\(jobs.failed)"))
+        if !jobs.failures.isEmpty { fields.append(("errors", jobs.failuresByCode)) }
         fields.append(("bytes", "\(p.bytes)"))
         line("info", "run.progress", fields)
     }

@@ -172,9 +172,12 @@ import Testing
         #expect(lines.contains { $0.contains("run.started") && $0.contains("jobs=\(count + 1)") })
         #expect(!lines.contains { $0.contains("outcome=succeeded") }, "no line per successful job")
         #expect(lines.contains { $0.contains("job.finished job=broken outcome=failed") })
-        #expect(ProgressDisplay.rateAndETA(done: 250, total: 1_000, elapsed: 10) == "25 jobs/s · ETA 30s")
-        #expect([ProgressDisplay.eta(seconds: 428), ProgressDisplay.eta(seconds: 7_500)] == ["7m08s", "2h05m"])
-        #expect(ProgressDisplay.byCode(["timeout": 9, "status": 3, "dns": 1, "tls": 1]) == "timeout 9, status 3, dns 1, 1 more codes")
+        var progress = JobProgress(total: 1_000)
+        for _ in 0..<250 { progress.count(JobResult(job: "j", outcome: .succeeded)) }
+        #expect(progress.rateAndETA(over: 10) == "25 jobs/s · ETA 30s")
+        #expect([JobProgress.eta(seconds: 428), JobProgress.eta(seconds: 7_500)] == ["7m08s", "2h05m"])
+        progress.failures = ["timeout": 9, "status": 3, "dns": 1, "tls": 1]
+        #expect(progress.failuresByCode == "timeout 9, status 3, dns 1, 1 more codes")
         try await server.shutdown()
     }
 }
