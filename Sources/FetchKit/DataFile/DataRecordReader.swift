@@ -13,6 +13,8 @@ public final class DataRecordReader {
 
     private let source: GzipFile
     private var csv: CSVReader?
+    /// CSV.swift's input: a read error ends its rows as if the file ended, so it is asked after the last one.
+    private var csvInput: GzipInputStream?
     private var lines: LineReader?
     /// The line the next record starts on (CSV, TSV).
     private var nextLine = 1
@@ -24,12 +26,16 @@ public final class DataRecordReader {
         switch file.format {
         case .csv, .tsv:
             let reader: CSVReader
+            let stream = GzipInputStream(source)
             do {
-                reader = try CSVReader(stream: GzipInputStream(source), hasHeaderRow: true, delimiter: file.format == .tsv ? "\t" : ",")
+                reader = try CSVReader(stream: stream, hasHeaderRow: true, delimiter: file.format == .tsv ? "\t" : ",")
             } catch {
+                // A corrupt gzip stream reads as an empty file: say what it was.
+                if let failure = stream.streamError as? DataFileError { throw failure }
                 throw DataFileError(message: "the data file '\(file.displayPath)' has no header row (the first line names the columns)")
             }
-            if let error = reader.error { throw DataFileError(message: "cannot read the data file '\(file.displayPath)': \(error)") }
+            if let error = reader.error { throw Self.failure(error, file: file, line: 1) }
+            csvInput = stream
             var header = reader.headerRow ?? []
             if let first = header.first, first.hasPrefix("\u{FEFF}") { header[0] = String(first.dropFirst()) }
             columns = header.map { $0.trimmingCharacters(in: .whitespaces) }
@@ -56,10 +62,13 @@ public final class DataRecordReader {
         guard let csv, let columns else { return nil }
         while true {
             guard let row = csv.next() else {
-                if let error = csv.error { throw DataFileError(message: "cannot read the data file '\(file.displayPath)': \(error)") }
+                if let error = csv.error { throw Self.failure(error, file: file, line: nextLine) }
+                if let failure = csvInput?.streamError as? DataFileError { throw failure }
                 return nil
             }
             let line = nextLine
+            // A decoding error ends the row where it happened: the row is not given out whole.
+            if let error = csv.error { throw Self.failure(error, file: file, line: line) }
             nextLine = line + 1 + Self.lineBreaks(in: row)
             if row.count == 1, row[0].isEmpty { continue }  // a blank line
             number += 1
@@ -79,6 +88,15 @@ public final class DataRecordReader {
             }
             return .success(DataRecord(number: number, line: line, values: values, positions: positions))
         }
+    }
+
+    /// What CSV.swift's error means, with the line the reader was at.
+    static func failure(_ error: Error, file: DataFile, line: Int) -> DataFileError {
+        if case CSVError.streamErrorHasOccurred(let underlying) = error, let failure = underlying as? DataFileError { return failure }
+        if case CSVError.unicodeDecoding = error {
+            return DataFileError(message: "the data file '\(file.displayPath)' is not UTF-8 text (at line \(line)); save it as UTF-8")
+        }
+        return DataFileError(message: "cannot read the data file '\(file.displayPath)' (at line \(line)): \(error)")
     }
 
     /// Line breaks inside the fields of a row (quoted ones): CRLF counts once.

@@ -6,9 +6,11 @@ import Foundation
 final class GzipFile {
     private var file: gzFile?
     let path: String
+    let displayPath: String
 
     init(path: String, displayPath: String) throws(DataFileError) {
         self.path = path
+        self.displayPath = displayPath
         var info = stat()
         guard stat(path, &info) == 0 else {
             throw DataFileError(message: "cannot read the data file '\(displayPath)': \(String(cString: strerror(errno)))")
@@ -30,10 +32,12 @@ final class GzipFile {
     func read(into buffer: UnsafeMutableRawPointer, count: Int) throws(DataFileError) -> Int {
         guard let file else { return 0 }
         let got = gzread(file, buffer, UInt32(min(count, Int(Int32.max))))
-        if got < 0 {
-            var code: Int32 = 0
-            let message = gzerror(file, &code).map { String(cString: $0) } ?? "read error"
-            throw DataFileError(message: "cannot read the data file '\(path)': \(message)")
+        var code: Int32 = Z_OK
+        let message = gzerror(file, &code).map { String(cString: $0) } ?? "read error"
+        // A corrupt stream (< 0), or one cut short: zlib reads what it can, then says Z_BUF_ERROR at its end.
+        if got < 0 || (got == 0 && code == Z_BUF_ERROR) {
+            let reason = message.hasPrefix(path + ": ") ? String(message.dropFirst(path.count + 2)) : message
+            throw DataFileError(message: "cannot read the data file '\(displayPath)': \(reason) (a gzip file cut short or corrupt?)")
         }
         return Int(got)
     }

@@ -99,4 +99,28 @@ import Testing
         let empty = try file("empty.csv", "")
         do { _ = try DataRecordReader(empty) } catch { #expect(error.message == "the data file 'empty.csv' has no header row (the first line names the columns)") }
     }
+
+    /// A gzip file cut short, or text that is not UTF-8, is an error naming the file, never a batch
+    /// that quietly ends early.
+    @Test func aTruncatedGzipOrNonUTF8FileIsAnError() throws {
+        for format in ["c.csv", "c.txt"] {
+            let whole = try file(format, "id\n" + (1...2_000).map(String.init).joined(separator: "\n") + "\n", gzip: true)
+            let data = try Data(contentsOf: URL(fileURLWithPath: whole.path))
+            try data.prefix(data.count / 2).write(to: URL(fileURLWithPath: whole.path))
+            do {
+                _ = try read(whole)
+                Issue.record("\(format): a truncated gzip file was read without an error")
+            } catch let error as DataFileError {
+                #expect(error.message.hasPrefix("cannot read the data file '\(whole.displayPath)': unexpected end of file"), "\(error.message)")
+            }
+        }
+        let directory = try TemporaryDirectory.make(prefix: "fetchctl-tests")
+        let path = directory + "/latin1.csv"
+        try Data("id\n1\ncaf\u{E9}\n".utf8.map { $0 == 0xC3 ? 0xE9 : $0 }.filter { $0 != 0xA9 }).write(to: URL(fileURLWithPath: path))
+        let latin1 = DataFile(displayPath: "latin1.csv", path: path, format: .csv)
+        #expect(throws: DataFileError.self) { _ = try read(latin1) }
+        do { _ = try read(latin1) } catch let error as DataFileError {
+            #expect(error.message == "the data file 'latin1.csv' is not UTF-8 text (at line 3); save it as UTF-8")
+        }
+    }
 }
