@@ -16,7 +16,18 @@ public struct CompiledRoute: Sendable {
     public var behaviour: Behaviour
     public var download: DownloadOptions?
     /// The route as written; nil for an ad-hoc request.
-    public var spec: RouteSpec?
+    public var spec: RouteSpec? {
+        get { specBox?.spec }
+        set { specBox = newValue.map(SpecBox.init) }
+    }
+    /// `spec`, held by reference: ad-hoc requests, one per job, carry none, and inline it was
+    /// nearly 200 bytes of every one of them.
+    private var specBox: SpecBox?
+
+    private final class SpecBox: Sendable {
+        let spec: RouteSpec
+        init(_ spec: RouteSpec) { self.spec = spec }
+    }
 
     public var isAdHoc: Bool { spec == nil }
 
@@ -29,7 +40,7 @@ public struct CompiledRoute: Sendable {
         request = spec.request
         behaviour = spec.behaviour.merged(over: file.defaults)
         download = spec.download
-        self.spec = spec
+        specBox = SpecBox(spec)
     }
 
     /// An ad-hoc request (a job with `url:`); its placeholders are filled from the job's params.
@@ -42,7 +53,7 @@ public struct CompiledRoute: Sendable {
         self.request = request
         behaviour = Behaviour()
         download = nil
-        spec = nil
+        specBox = nil
     }
 
     static func join(base: String, path: String) -> String {

@@ -99,28 +99,40 @@ struct LoadSession {
         }
         let source = SourceFile(path: path, absolutePath: absolute, text: text)
         config.sources.append(source)
-        let node: Node
-        do {
-            // The basic resolver types nothing (no regex per scalar); ConfigReader types plain scalars itself.
-            guard let composed = try Yams.compose(yaml: text, .basic) else {
-                diagnostics.error("missing-key", "the file is empty; it needs at least 'version: 1'",
-                                  at: SourceLocation(file: path, line: 1, column: 1))
+        // Jobs are read as the file is composed, so the whole tree of a long jobs list never exists.
+        var reader = ConfigReader(file: source, interpolator: interpolator, mode: mode, diagnostics: diagnostics)
+        var streamedJobs: [JobSpec] = []
+        let root: Node?
+        var streamed = false
+        if let composed = StreamingComposer(text: text, resolver: .basic).compose(onJob: { [reader] node in
+            if let job = reader.job(node) { streamedJobs.append(job) }
+        }) {
+            (root, streamed) = composed
+        } else {
+            // A YAML error: Yams composes the file again to report it (the reader's findings so far are dropped).
+            reader = ConfigReader(file: source, interpolator: interpolator, mode: mode, diagnostics: diagnostics)
+            do {
+                // The basic resolver types nothing (no regex per scalar); ConfigReader types plain scalars itself.
+                root = try Yams.compose(yaml: text, .basic)
+            } catch {
+                diagnostics.append(YAMLErrorDiagnostic.make(error, file: path))
                 return nil
             }
-            node = composed
-        } catch {
-            diagnostics.append(YAMLErrorDiagnostic.make(error, file: path))
+        }
+        guard let root else {
+            diagnostics.error("missing-key", "the file is empty; it needs at least 'version: 1'",
+                              at: SourceLocation(file: path, line: 1, column: 1))
             return nil
         }
-        let reader = ConfigReader(file: source, interpolator: interpolator, mode: mode, diagnostics: diagnostics)
-        let result = read(node, reader: reader)
+        let result = read(root, reader: reader, streamedJobs: streamed ? streamedJobs : nil)
         diagnostics = reader.diagnostics
         config.secrets.formUnion(reader.secrets)
         parsed[absolute] = .some(result)
         return result
     }
 
-    private func read(_ root: Node, reader: ConfigReader) -> ParsedFile {
+    /// `streamedJobs`: the `jobs:` list, already read as the file was composed (its node is then empty).
+    private func read(_ root: Node, reader: ConfigReader, streamedJobs: [JobSpec]?) -> ParsedFile {
         var file = ParsedFile(source: reader.file, includes: [])
         guard let top = reader.mapping(root, allowed: ConfigLoader.topKeys, what: "the file") else { return file }
         if let v = reader.requireKey("version", in: top, of: root, what: "the file") {
@@ -145,7 +157,7 @@ struct LoadSession {
         }
         if top["jobs"] != nil || top["settings"] != nil {
             file.settings = reader.settings(top["settings"])
-            file.jobs = top["jobs"].map(reader.jobs) ?? []
+            file.jobs = top["jobs"].map { streamedJobs ?? reader.jobs($0) } ?? []
         }
         if top["routes"] == nil, top["jobs"] == nil, top["include"] == nil {
             reader.warning("empty-config", "the file has no routes and no jobs", at: root)

@@ -4,7 +4,7 @@ import Foundation
 /// opens, its header has the columns the entry uses, params name route params, `needs` resolve). Each
 /// record is checked as its job is made (`DataFileJobs`).
 extension JobExpander {
-    mutating func prepareDataFileJobs(_ entries: [ExpandedJob.Common], jobs: [ExpandedJob], idsByBase: [String: [String]],
+    mutating func prepareDataFileJobs(_ entries: [ExpandedJob.Common], jobs: [ExpandedJob], names: NeedNames,
                                       outputs: [String: String]) -> [DataFileJobs] {
         guard !entries.isEmpty else { return [] }
         let takenIDs = Set(jobs.map(\.id))
@@ -63,7 +63,7 @@ extension JobExpander {
             checkOutputPlaceholders(spec)
             var needs: [String] = []
             for (name, location) in spec.needs {
-                if let ids = idsByBase[name] {
+                if let ids = names.idsByBase[name] {
                     needs += ids
                 } else if takenIDs.contains(name) {
                     needs.append(name)
@@ -74,7 +74,7 @@ extension JobExpander {
                                       isDataFile ? "job '\(spec.id)' needs '\(name)', whose jobs come from a data file"
                                         : "job '\(spec.id)' needs unknown job '\(name)'", at: location,
                                       hint: isDataFile ? "a job can't wait for a data file's jobs; run it in a second jobs file after this one"
-                                        : EditDistance.hint(for: name, among: idsByBase.keys.sorted()))
+                                        : names.hint(for: name))
                 }
             }
             guard usable else { continue }

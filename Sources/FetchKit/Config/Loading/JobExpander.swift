@@ -27,7 +27,9 @@ struct JobExpander {
     /// from their data files as the run goes.
     mutating func expand(_ specs: [JobSpec]) -> (jobs: [ExpandedJob], dataFileJobs: [DataFileJobs]) {
         var dataFileEntries: [ExpandedJob.Common] = []
-        var seenIDs: [String: SourceLocation] = [:]
+        // Ids only, and expansions only for matrix entries (an entry without one expands to its own
+        // id): at 100,000 jobs, a location per id and a one-element list per entry were 20 MB.
+        var seenIDs: Set<String> = []
         var expanded: [ExpandedJob] = []
         var idsByBase: [String: [String]] = [:]
         // Sized up front: a 20,000-value matrix would otherwise regrow these a dozen times each.
@@ -36,11 +38,11 @@ struct JobExpander {
         var outputs: [String: String] = [:]
         outputs.reserveCapacity(total)
         for spec in specs {
-            if let first = seenIDs[spec.id] {
-                diagnostics.error("duplicate-job", "job id '\(spec.id)' is used twice", at: spec.location, hint: "first used at \(first)")
+            guard seenIDs.insert(spec.id).inserted else {
+                let first = specs.first { $0.id == spec.id }?.location
+                diagnostics.error("duplicate-job", "job id '\(spec.id)' is used twice", at: spec.location, hint: first.map { "first used at \($0)" })
                 continue
             }
-            seenIDs[spec.id] = spec.location
             guard let route = resolveRoute(spec) else { continue }
             checkMatrixKeys(spec)
             let behaviour = spec.behaviour.merged(over: route.behaviour.merged(over: settings.behaviour))
@@ -73,11 +75,13 @@ struct JobExpander {
                 job.downloadPath = download.flatMap { outputPath($0.0, $0.1, context: context, jobID: id, reportingFor: entry, outputs: &outputs) }
                 job.headersPath = saveHeaders.flatMap { outputPath($0.0, $0.1, context: context, jobID: id, reportingFor: entry, outputs: &outputs) }
                 expanded.append(job)
-                idsByBase[spec.id, default: []].append(id)
+                if !combination.isEmpty { idsByBase[spec.id, default: []].append(id) }
             }
         }
-        resolveNeeds(&expanded, idsByBase: idsByBase, dataFileIDs: Set(dataFileEntries.map(\.spec.id)))
-        let dataFileJobs = prepareDataFileJobs(dataFileEntries, jobs: expanded, idsByBase: idsByBase, outputs: outputs)
+        let dataFileIDs = Set(dataFileEntries.map(\.spec.id))
+        let names = NeedNames(idsByBase: idsByBase, entries: seenIDs.subtracting(dataFileIDs))
+        resolveNeeds(&expanded, names: names, dataFileIDs: dataFileIDs)
+        let dataFileJobs = prepareDataFileJobs(dataFileEntries, jobs: expanded, names: names, outputs: outputs)
         return (expanded, dataFileJobs)
     }
 
@@ -255,14 +259,23 @@ struct JobExpander {
         return "/" + parts.joined(separator: "/")
     }
 
+    /// What a `needs:` entry may name: the id of a `jobs:` entry (not a data file's), which stands
+    /// for all its expansions (`idsByBase`, kept for matrix entries only), or one expanded id.
+    struct NeedNames {
+        var idsByBase: [String: [String]]
+        var entries: Set<String>
+
+        func hint(for name: String) -> String? { EditDistance.hint(for: name, among: entries.sorted()) }
+    }
+
     /// Expands `needs` to job ids and reports unknown names and cycles.
-    private mutating func resolveNeeds(_ jobs: inout [ExpandedJob], idsByBase: [String: [String]], dataFileIDs: Set<String>) {
+    private mutating func resolveNeeds(_ jobs: inout [ExpandedJob], names: NeedNames, dataFileIDs: Set<String>) {
         guard jobs.contains(where: { !$0.spec.needs.isEmpty }) else { return }
         let allIDs = Set(jobs.map(\.id))
         for index in jobs.indices {
             var needs: [String] = []
             for (name, location) in jobs[index].spec.needs {
-                if let ids = idsByBase[name] {
+                if let ids = names.idsByBase[name] {
                     needs += ids
                 } else if allIDs.contains(name) {
                     needs.append(name)
@@ -271,7 +284,7 @@ struct JobExpander {
                                       at: location, hint: "a job can't wait for a data file's jobs; run it in a second jobs file after this one")
                 } else {
                     diagnostics.error("unknown-need", "job '\(jobs[index].spec.id)' needs unknown job '\(name)'", at: location,
-                                      hint: EditDistance.hint(for: name, among: idsByBase.keys.sorted()))
+                                      hint: names.hint(for: name))
                 }
             }
             jobs[index].needs = needs
@@ -290,7 +303,7 @@ struct JobExpander {
                     // Expansions of one matrix job close the same cycle: report it once.
                     let key = Set(cycle.compactMap { indexByID[$0].map { jobs[$0].spec.id } }).sorted().joined(separator: ",")
                     if reported.insert(key).inserted, let index = indexByID[id],
-                       let location = jobs[index].spec.needs.first(where: { idsByBase[$0.id]?.contains(need) == true || $0.id == need })?.location {
+                       let location = jobs[index].spec.needs.first(where: { names.idsByBase[$0.id]?.contains(need) == true || $0.id == need })?.location {
                         diagnostics.error("needs-cycle", "needs cycle: \(cycle.joined(separator: " → "))", at: location,
                                           hint: "a job cannot wait for itself; remove one of these needs")
                     }

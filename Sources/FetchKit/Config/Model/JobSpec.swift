@@ -48,7 +48,11 @@ public struct Settings: Sendable, Equatable {
 }
 
 /// One entry of `jobs:` as written (before `matrix` expansion).
-public struct JobSpec: Sendable {
+///
+/// A class, written once by the reader and never changed: every expansion of the entry (and every
+/// job of a data file) refers to this one copy. As a struct it was about 500 bytes, copied into each
+/// of a 100,000-job file's expansions.
+public final class JobSpec: Sendable {
     public enum Target: Sendable {
         /// `route: service.route`
         case route(String, SourceLocation)
@@ -56,26 +60,66 @@ public struct JobSpec: Sendable {
         case url(String, method: HTTPMethod, request: RequestSpec)
     }
 
-    public var id: String
-    public var description: String?
-    public var target: Target
+    public let id: String
+    public let target: Target
     /// Params in written order, each with the locations of its value and its key.
-    public var params: [(name: String, value: ParameterValue, location: SourceLocation, keyLocation: SourceLocation)]
-    public var matrix: [(key: String, values: [ParameterValue], location: SourceLocation)]
-    public var needs: [(id: String, location: SourceLocation)]
-    public var save: OutputPath?
-    public var download: OutputPath?
-    /// `save_headers:` the status line and response headers, as `curl -D` writes them.
-    public var saveHeaders: OutputPath?
-    public var checksum: Checksum?
-    /// `from:` one job per record of a data file, made as the run goes.
-    public var from: DataFileSource?
-    /// `key:` the id suffix of a data-file job, `page[<key>]` (default: the record number).
-    public var key: OutputPath?
-    public var behaviour: Behaviour
-    public var location: SourceLocation
+    public let params: [(name: String, value: ParameterValue, location: SourceLocation, keyLocation: SourceLocation)]
+    public let matrix: [(key: String, values: [ParameterValue], location: SourceLocation)]
+    public let needs: [(id: String, location: SourceLocation)]
+    public let save: OutputPath?
+    public let behaviour: Behaviour
+    public let location: SourceLocation
     /// The directory of the file the job came from (for relative `file:` bodies).
-    public var baseDirectory: String
+    public let baseDirectory: String
+    /// The keys most jobs leave out, in a box that only jobs with one of them carry (280 bytes
+    /// fewer for every other job).
+    private let extras: Extras?
+
+    public var description: String? { extras?.description }
+    public var download: OutputPath? { extras?.download }
+    /// `save_headers:` the status line and response headers, as `curl -D` writes them.
+    public var saveHeaders: OutputPath? { extras?.saveHeaders }
+    public var checksum: Checksum? { extras?.checksum }
+    /// `from:` one job per record of a data file, made as the run goes.
+    public var from: DataFileSource? { extras?.from }
+    /// `key:` the id suffix of a data-file job, `page[<key>]` (default: the record number).
+    public var key: OutputPath? { extras?.key }
+
+    private final class Extras: Sendable {
+        let description: String?
+        let download: OutputPath?
+        let saveHeaders: OutputPath?
+        let checksum: Checksum?
+        let from: DataFileSource?
+        let key: OutputPath?
+
+        init(description: String?, download: OutputPath?, saveHeaders: OutputPath?, checksum: Checksum?, from: DataFileSource?, key: OutputPath?) {
+            self.description = description
+            self.download = download
+            self.saveHeaders = saveHeaders
+            self.checksum = checksum
+            self.from = from
+            self.key = key
+        }
+    }
+
+    init(id: String, description: String?, target: Target,
+         params: [(name: String, value: ParameterValue, location: SourceLocation, keyLocation: SourceLocation)],
+         matrix: [(key: String, values: [ParameterValue], location: SourceLocation)], needs: [(id: String, location: SourceLocation)],
+         save: OutputPath?, download: OutputPath?, saveHeaders: OutputPath?, checksum: Checksum?, from: DataFileSource?, key: OutputPath?,
+         behaviour: Behaviour, location: SourceLocation, baseDirectory: String) {
+        self.id = id
+        self.target = target
+        self.params = params
+        self.matrix = matrix
+        self.needs = needs
+        self.save = save
+        self.behaviour = behaviour
+        self.location = location
+        self.baseDirectory = baseDirectory
+        let hasExtras = description != nil || download != nil || saveHeaders != nil || checksum != nil || from != nil || key != nil
+        extras = hasExtras ? Extras(description: description, download: download, saveHeaders: saveHeaders, checksum: checksum, from: from, key: key) : nil
+    }
 }
 
 /// A `save:` or `download:` path template as written, with where it was written.

@@ -1,0 +1,134 @@
+import Foundation
+import Testing
+import Yams
+@testable import FetchKit
+
+/// The loader composes files itself, handing `jobs:` items over one at a time; what it builds must be
+/// exactly what `Yams.compose` builds (values, tags, styles and the marks every diagnostic is placed
+/// by), and every document Yams refuses must be refused too, so the loader can fall back to Yams.
+@Suite struct StreamingComposerTests {
+    static let tricky = [
+        "version: 1\njobs:\n  - {id: a, url: \"http://h/a\", save: a.json}\n  - id: b\n    url: http://h/b\n",
+        "jobs:\n- id: a\n  url: http://h/a\n  params: {x: 'quoted', y: \"dq\", z: |\n      block\n      text\n    }\n",
+        "version: 1\njobs: [{id: a, url: 'http://h/a'}, {id: b, url: 'http://h/b'}]\n",
+        "version: 1\nsettings: &s {concurrency: 2}\njobs:\n  - &j {id: a, url: \"http://h/é/a\"}\n  - *j\nother: *s\n",
+        "# comment only\n",
+        "",
+        "---\nversion: 1\njobs: []\n...\n",
+        "version: !!str 1\njobs: !!seq\n  - !!map {id: !!str 7, url: http://h}\n",
+        "version: 1\njobs:\n  - id: a\n    headers: {X-Ünïcode: \"✓\"}\n    url: http://h/a\n  - id: b\n    url: http://h/b\n",
+        "list:\n  - jobs:\n      - {id: nested}\njobs: &anchored\n  - {id: a}\nagain: *anchored\n",
+    ]
+    static let broken = [
+        "version: 1\njobs:\n  - {id: a\n  - {id: b}\n",              // unclosed flow mapping
+        "version: 1\njobs:\n  - id: a\n    id: b\n",                  // a key twice
+        "version: 1\njobs:\n  - *missing\n",                          // undefined alias
+        "version: 1\n---\nversion: 2\n",                              // two documents
+        "version: 1\n  bad indent: x\n",
+        "jobs:\n  - {id: a}\njobs:\n  - {id: b}\n",                    // top-level key twice
+    ]
+
+    static func files() -> [String] {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        let examples = root.appendingPathComponent("examples").path
+        var paths = InvalidCorpus.files
+        for directory in (try? FileManager.default.contentsOfDirectory(atPath: examples)) ?? [] {
+            let full = (examples as NSString).appendingPathComponent(directory)
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: full)) ?? [] where name.hasSuffix(".yaml") {
+                paths.append((full as NSString).appendingPathComponent(name))
+            }
+        }
+        return paths
+    }
+
+    /// Asserts two trees are equal node by node, marks included.
+    static func expectSame(_ a: Node, _ b: Node, _ where_: String) {
+        #expect(a.mark?.line == b.mark?.line && a.mark?.column == b.mark?.column, "mark at \(where_)")
+        #expect(a.tag.description == b.tag.description, "tag at \(where_)")
+        switch (a, b) {
+        case (.scalar(let x), .scalar(let y)):
+            #expect(x.string == y.string && x.style == y.style && x.anchor == y.anchor, "scalar at \(where_)")
+        case (.sequence(let x), .sequence(let y)):
+            #expect(x.count == y.count, "sequence length at \(where_)")
+            for (i, (p, q)) in zip(x, y).enumerated() { expectSame(p, q, "\(where_)[\(i)]") }
+        case (.mapping(let x), .mapping(let y)):
+            #expect(x.count == y.count && x.style == y.style, "mapping at \(where_)")
+            for ((k1, v1), (k2, v2)) in zip(x, y) {
+                expectSame(k1, k2, "\(where_) key \(k1.string ?? "?")")
+                expectSame(v1, v2, "\(where_).\(k1.string ?? "?")")
+            }
+        default:
+            Issue.record("different kinds at \(where_)")
+        }
+    }
+
+    /// Composes `text` both ways and compares; the streamed items are put back into `jobs:`.
+    static func compare(_ text: String, _ name: String) throws {
+        let expected: Node??  // nil: Yams refuses it; .some(nil): an empty document
+        do { expected = .some(try Yams.compose(yaml: text, .basic)) } catch { expected = nil }
+        var items: [Node] = []
+        let streamed = StreamingComposer(text: text, resolver: .basic).compose { items.append($0) }
+        guard let expected else {
+            #expect(streamed == nil, "\(name): Yams refuses it, so must the streaming composer")
+            return
+        }
+        let result = try #require(streamed, "\(name): Yams composes it, the streaming composer refused it")
+        guard let expectedRoot = expected else {
+            #expect(result.root == nil, "\(name): empty")
+            return
+        }
+        var root = try #require(result.root, "\(name): no root")
+        if result.streamed {
+            guard case .mapping(var mapping) = root, case .sequence(let list)? = mapping["jobs"] else {
+                Issue.record("\(name): streamed without a jobs list")
+                return
+            }
+            #expect(list.isEmpty, "\(name): the streamed list keeps no items")
+            mapping["jobs"] = .sequence(.init(items, list.tag, list.style, list.mark))
+            root = .mapping(mapping)
+        } else {
+            #expect(items.isEmpty, "\(name): items handed over without streaming")
+        }
+        expectSame(root, expectedRoot, name)
+    }
+
+    @Test func buildsWhatYamsBuildsForEveryExampleAndFixture() throws {
+        let files = Self.files()
+        #expect(files.count > 40)
+        for path in files {
+            let text = try String(contentsOfFile: path, encoding: .utf8)
+            try Self.compare(text, path)
+        }
+    }
+
+    @Test(arguments: tricky + broken) func buildsWhatYamsBuilds(text: String) throws {
+        try Self.compare(text, text)
+    }
+
+    @Test func streamsTheJobsListAndOnlyIt() throws {
+        var ids: [String] = []
+        let result = try #require(StreamingComposer(text: Self.tricky[0], resolver: .basic).compose { node in
+            ids.append(node["id"]?.string ?? "?")
+        })
+        #expect(result.streamed)
+        #expect(ids == ["a", "b"])
+        // A nested `jobs:` is not the file's list; an anchored list may be aliased, so it is kept whole.
+        var handed = 0
+        let nested = try #require(StreamingComposer(text: Self.tricky[9], resolver: .basic).compose { _ in handed += 1 })
+        #expect(!nested.streamed && handed == 0)
+    }
+
+    /// The loader's diagnostics for a broken file are Yams's, found by composing the file again.
+    @Test func aBrokenFileIsReportedAsBefore() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("streaming-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("jobs.yaml").path
+        try "version: 1\njobs:\n  - {id: 'bad id!', url: http://h/a}\n  - {id: b, url: http://h/b\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let config = ConfigLoader(environment: [:], mode: .validate).load([path])
+        let codes = config.diagnostics.map(\.code)
+        // Only the YAML error: the bad id read before the error is not reported half-way.
+        #expect(codes == ["yaml-syntax"], "got \(codes)")
+    }
+}
