@@ -113,8 +113,9 @@ public final class RunMetrics: EventMonitor, Sendable {
 
     /// The host (and port) of a URL as text: `api.example.org:8443`.
     static func host(of url: String) -> String {
-        guard let start = url.range(of: "://")?.upperBound else { return "" }
-        var rest = url[start...]
+        // Bytes, not Foundation's `range(of:)`: this runs for every request.
+        guard let offset = UTF8Text.schemeSeparator(in: url) else { return "" }
+        var rest = Substring(url.utf8.dropFirst(offset + 3))
         if let at = rest.firstIndex(of: "@"), rest[..<at].firstIndex(of: "/") == nil { rest = rest[rest.index(after: at)...] }
         let end = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
         return String(rest[..<end])

@@ -89,7 +89,7 @@ public struct Redactor: Sendable {
     /// `https://user:pass@host/…` → `https://<redacted>@host/…`, wherever a URL appears in `text`.
     public static func redactURLUserinfo(_ text: String) -> String {
         // Most text has no `@` at all: a byte scan answers that without Foundation's string search.
-        guard text.utf8.contains(UInt8(ascii: "@")), text.contains("://") else { return text }
+        guard UTF8Text.contains(UInt8(ascii: "@"), in: text), text.contains("://") else { return text }
         var out = ""
         var rest = Substring(text)
         while let scheme = rest.range(of: "://") {

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Strings built and compared as UTF-8 bytes, for the per-response paths (header names, cache
 /// rows, file names). `String`'s own `+`, `append` and `utf8` iteration check grapheme boundaries
 /// or go through the view's index machinery at every step, which a profile of a cold cached run
@@ -20,6 +24,29 @@ enum UTF8Text {
         if text.utf8.withContiguousStorageIfAvailable({ bytes.append(contentsOf: $0) }) == nil {
             bytes.append(contentsOf: text.utf8)
         }
+    }
+
+    /// Whether `text` holds the byte `byte`: `memchr` over a native string's bytes (a generic scan of
+    /// `utf8` costs some 25 instructions a byte, and URLs are checked several times a job).
+    static func contains(_ byte: UInt8, in text: String) -> Bool {
+        if let found = text.utf8.withContiguousStorageIfAvailable({ bytes in
+            bytes.baseAddress.map { memchr($0, Int32(byte), bytes.count) != nil } ?? false
+        }) {
+            return found
+        }
+        return text.utf8.contains(byte)
+    }
+
+    /// The offset of the first `://` in `text`, counted in bytes.
+    static func schemeSeparator(in text: String) -> Int? {
+        let colon = UInt8(ascii: ":"), slash = UInt8(ascii: "/")
+        var index = 0, previous: (UInt8, UInt8) = (0, 0)
+        for byte in text.utf8 {
+            if previous == (colon, slash), byte == slash { return index - 2 }
+            previous = (previous.1, byte)
+            index += 1
+        }
+        return nil
     }
 
     /// Whether `a` and `b` are equal ignoring ASCII case (HTTP field names, RFC 9110 §5.1).

@@ -5,6 +5,14 @@ import Testing
 /// The hot paths a cache hit takes have shortcuts for the common case; each must answer exactly
 /// as the general code does.
 @Suite struct FastPathTests {
+    /// Byte scans used on every request's URL agree with the string searches they replace.
+    @Test(arguments: ["https://u:p@h/x", "http://h:1/a@b", "no scheme", "a:/b://c", "://", "x:", "é://ü@ñ", ""])
+    func byteScansAgreeWithStringSearch(text: String) {
+        #expect(UTF8Text.contains(UInt8(ascii: "@"), in: text) == text.contains("@"))
+        let expected = text.range(of: "://").map { text.utf8.distance(from: text.utf8.startIndex, to: $0.lowerBound) }
+        #expect(UTF8Text.schemeSeparator(in: text) == expected)
+    }
+
     /// IMF-fixdates read from fixed positions equal what the general parser (and `timegm`) make
     /// of them, over two centuries of random instants, leap days and month ends included.
     @Test func fixdatesParseAsTheGeneralParserDoes() {
