@@ -517,8 +517,16 @@ DEFS["param"] = obj(
     },
 )
 
+DEFS["segments"] = {
+    "type": "integer",
+    "description": "Connections for one download (aria2c's --split): the file is fetched as this many ranges at once into one .part, each resumable. Files under 2 MiB, and servers without ranges or a strong validator, get one connection. At most per_host run at once.",
+    "minimum": 1,
+    "maximum": 16,
+    "default": 1,
+}
+
 DEFS["route_download"] = {
-    "description": "The response streams to disk (the job's download: path) instead of memory: true, false, or {resumable}.",
+    "description": "The response streams to disk (the job's download: path) instead of memory: true, false, or {resumable, segments}.",
     "default": False,
     "anyOf": [
         {"type": "boolean"},
@@ -526,7 +534,11 @@ DEFS["route_download"] = {
             "Download options.",
             {
                 "resumable": boolean("Continue an interrupted transfer with Range/If-Range.", default=True),
+                "segments": ref("segments", "Connections per download of this route (segments > 1 needs resumable)."),
             },
+            # Segments are ranges: more than one needs resumable (range requests) on.
+            **{"if": {"properties": {"resumable": {"const": False}}, "required": ["resumable"]},
+               "then": {"properties": {"segments": {"maximum": 1}}}},
         ),
     ],
 }
@@ -662,6 +674,10 @@ DEFS["settings_proxy"] = obj(
     },
 )
 settings_props["proxy"] = ref("settings_proxy", "A proxy for every request, instead of the environment's.")
+settings_props["download"] = obj(
+    "Defaults for downloads.",
+    {"segments": ref("segments", "Connections per download where neither the job nor its route says.")},
+)
 settings_props["http_version"] = enum_or_env(
     ["auto", "1.1"],
     "HTTP versions to offer: auto negotiates HTTP/2 over TLS where the server offers it (one multiplexed connection per host), 1.1 uses HTTP/1.1 only.",
@@ -722,7 +738,20 @@ job_props = {
 }
 job_props.update(request_properties())
 job_props["save"] = string("Write the response body to this path under output_dir (atomically).", minLength=1)
-job_props["download"] = string("Stream the response to this path under output_dir, resumably.", minLength=1)
+job_props["download"] = {
+    "description": "Stream the response to this path under output_dir, resumably; or {path, segments} to fetch it over several connections.",
+    "anyOf": [
+        string("The path under output_dir.", minLength=1),
+        obj(
+            "A download over several connections.",
+            {
+                "path": string("The path under output_dir.", minLength=1),
+                "segments": ref("segments", "Connections for this download."),
+            },
+            required=["path"],
+        ),
+    ],
+}
 job_props["save_headers"] = string(
     "Write the status line and response headers to this path under output_dir, like curl -D (CRLF line ends; credential headers such as Set-Cookie as <redacted>). A response from the cache gives its stored headers with its current Age.",
     minLength=1,

@@ -27,6 +27,9 @@ public struct CompositeEventMonitor: EventMonitor {
         for m in monitors { m.authenticatorDidRefresh(service: service, reason: reason) }
     }
     public func downloadDidResume(job: String?, offset: Int64) { for m in monitors { m.downloadDidResume(job: job, offset: offset) } }
+    public func downloadDidSplit(job: String?, segments: Int, total: Int64, done: Int64) {
+        for m in monitors { m.downloadDidSplit(job: job, segments: segments, total: total, done: done) }
+    }
     public func downloadDidRestart(job: String?, offset: Int64, reason: String) {
         for m in monitors { m.downloadDidRestart(job: job, offset: offset, reason: reason) }
     }

@@ -32,6 +32,9 @@ public protocol EventMonitor: Sendable {
 
     /// A download continues from `offset` bytes already on disk: `download.resumed`.
     func downloadDidResume(job: String?, offset: Int64)
+    /// A download is fetched over `segments` connections, each a range of its `total` bytes;
+    /// `done` of them were on disk from an earlier run: `download.segmented`.
+    func downloadDidSplit(job: String?, segments: Int, total: Int64, done: Int64)
     /// A download starts over from zero: `download.restarted`. `reason` is a stable code:
     /// `changed` (a `200` to `If-Range`: the file is not the one the `.part` began), `range_ignored`
     /// (a `200` with the same validator), `url_changed` (another URL and no strong validator),
@@ -76,6 +79,7 @@ extension EventMonitor {
     public func requestDidFinish(_ request: RequestInfo, error: FetchError?) {}
     public func authenticatorDidRefresh(service: String, reason: String) {}
     public func downloadDidResume(job: String?, offset: Int64) {}
+    public func downloadDidSplit(job: String?, segments: Int, total: Int64, done: Int64) {}
     public func downloadDidRestart(job: String?, offset: Int64, reason: String) {}
     public func downloadDidVerify(job: String?, algorithm: String, digest: String, bytes: Int64) {}
     public func responseCacheDidReport(_ problem: CacheProblem) {}

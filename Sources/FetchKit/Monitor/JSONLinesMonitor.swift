@@ -124,6 +124,15 @@ public final class JSONLinesMonitor: EventMonitor {
         emit(line)
     }
 
+    public func downloadDidSplit(job: String?, segments: Int, total: Int64, done: Int64) {
+        var line = start("info", "download.segmented")
+        if let job { line.string("job", job) }
+        line.int("segments", segments)
+        line.int("total", total)
+        line.int("done", done)
+        emit(line)
+    }
+
     public func downloadDidRestart(job: String?, offset: Int64, reason: String) {
         var line = start("warn", "download.restarted")
         if let job { line.string("job", job) }

@@ -118,6 +118,10 @@ public final class TextLogMonitor: EventMonitor {
         line("info", "download.resumed", (job.map { [("job", $0)] } ?? []) + [("offset", "\(offset)")])
     }
 
+    public func downloadDidSplit(job: String?, segments: Int, total: Int64, done: Int64) {
+        line("info", "download.segmented", (job.map { [("job", $0)] } ?? []) + [("segments", "\(segments)"), ("total", "\(total)"), ("done", "\(done)")])
+    }
+
     public func downloadDidRestart(job: String?, offset: Int64, reason: String) {
         line("warn", "download.restarted", (job.map { [("job", $0)] } ?? []) + [("offset", "\(offset)"), ("reason", reason)])
     }

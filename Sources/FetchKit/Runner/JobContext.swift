@@ -12,6 +12,8 @@ final class JobContext: Sendable {
     let resumes: Bool
     let offline: Bool
     let outputGuard: OutputGuard
+    /// `settings.download.segments`: connections per download where the job and route don't say.
+    let downloadSegments: Int
     private let authenticators: [(options: OAuth2Options, interceptor: AuthenticationInterceptor<OAuth2Authenticator>)]
     /// Request options per `jobs:` entry: its expansions share one behaviour, so the retry policy,
     /// validator and redirector are built once per entry, not once per job.
@@ -26,6 +28,7 @@ final class JobContext: Sendable {
         resumes = runner.options.resumes
         offline = runner.options.offline
         outputGuard = OutputGuard(outputDir: runner.settings.outputDir)
+        downloadSegments = runner.settings.downloadSegments
         var authenticators: [(OAuth2Options, AuthenticationInterceptor<OAuth2Authenticator>)] = []
         for job in runner.plan.jobs {
             guard case .oauth2(let options)? = job.behaviour.auth, !authenticators.contains(where: { $0.0 == options }) else { continue }
@@ -77,6 +80,8 @@ final class JobContext: Sendable {
             result = JobResult(job: job.id, outcome: .failed, attempts: 0, error: escape, duration: .now - started)
         } else if offline, let download = job.downloadPath {
             result = offlineDownload(job, destination: download, started: started)
+        } else if let download = job.downloadPath, segments(of: job) > 1 {
+            result = await executeSegmented(job, destination: download, started: started)
         } else if let download = job.downloadPath {
             // A route's `download: {resumable: false}` turns off Range requests for servers that mishandle them.
             let resumable = resumes && job.route.download?.resumable != false
@@ -109,6 +114,34 @@ final class JobContext: Sendable {
             return JobResult(job: job.id, outcome: .failed, status: failure.status, attempts: failure.attempts ?? 1,
                              error: failure, duration: .now - started)
         }
+    }
+
+    /// Connections for a job's download: the job's `segments`, else its route's, else the settings';
+    /// 1 where the route turns ranges off.
+    func segments(of job: ExpandedJob) -> Int {
+        guard job.route.download?.resumable != false else { return 1 }
+        return job.spec.downloadSegments?.count ?? job.route.download?.segments ?? downloadSegments
+    }
+
+    /// A download over several connections (`SegmentedDownload`), or over one where the server
+    /// can't split it.
+    private func executeSegmented(_ job: ExpandedJob, destination: String, started: ContinuousClock.Instant) async -> JobResult {
+        let options = requestOptions(for: job)
+        let download = SegmentedDownload(destination: destination, job: job.id, segments: segments(of: job), checksum: job.spec.checksum,
+                                         store: store, resumes: resumes, monitor: monitor, redactor: redactor)
+        do {
+            if let outcome = try await download.run(job.router, options: options, session: session) {
+                return JobResult(job: job.id, outcome: .succeeded, status: outcome.status, bytes: outcome.bytes, attempts: outcome.requests,
+                                 duration: .now - started, path: destination)
+            }
+        } catch {
+            let failure = error as? FetchError ?? FetchError(.io, redactor.redact("\(error)"))
+            return JobResult(job: job.id, outcome: .failed, status: failure.status, attempts: failure.attempts ?? 1,
+                             error: failure, duration: .now - started)
+        }
+        let sink = DownloadSink(destination: destination, job: job.id, checksum: job.spec.checksum, store: store, resumes: resumes,
+                                monitor: monitor, redactor: redactor)
+        return await execute(job, sink: sink, path: destination, started: started) { sink.isUpToDate }
     }
 
     /// The `path_escape` failure for a destination outside `output_dir`, if it is one.

@@ -85,6 +85,18 @@ public final class StateStore: Sendable {
                 t.add(column: "first_failures", .text)
             }
         }
+        migrator.registerMigration("v4: download_segments") { db in
+            // A download over several connections (`segments: N`): each range and how much of it
+            // is on disk, so a run after a crash continues every segment where it stopped.
+            try db.create(table: "download_segments") { t in
+                t.column("destination", .text).notNull()
+                t.column("idx", .integer).notNull()
+                t.column("start", .integer).notNull()
+                t.column("end", .integer).notNull()
+                t.column("done", .integer).notNull()
+                t.primaryKey(["destination", "idx"])
+            }
+        }
         return migrator
     }
 
@@ -227,10 +239,13 @@ public final class StateStore: Sendable {
     }
 
     public func deleteDownload(at destination: String) throws {
-        try write { db in try db.execute(sql: "DELETE FROM downloads WHERE destination = ?", arguments: [destination]) }
+        try write { db in
+            try db.execute(sql: "DELETE FROM downloads WHERE destination = ?", arguments: [destination])
+            try db.execute(sql: "DELETE FROM download_segments WHERE destination = ?", arguments: [destination])
+        }
     }
 
-    private func write(_ body: (Database) throws -> Void) throws {
+    func write(_ body: (Database) throws -> Void) throws {
         do {
             try pool.write(body)
         } catch {

@@ -335,7 +335,10 @@ import Testing
 
 /// Records download events.
 final class DownloadRecorder: EventMonitor {
-    private let box = LockedBox<(resumed: [Int64], restarted: [(offset: Int64, reason: String)], verified: [String])>(([], [], []))
+    private let box = LockedBox<(resumed: [Int64], restarted: [(offset: Int64, reason: String)], verified: [String],
+                                 split: [(segments: Int, total: Int64, done: Int64)])>(([], [], [], []))
+    var split: [(segments: Int, total: Int64, done: Int64)] { box.withLock { $0.split } }
+    func downloadDidSplit(job: String?, segments: Int, total: Int64, done: Int64) { box.withLock { $0.split.append((segments, total, done)) } }
     var resumed: [Int64] { box.withLock { $0.resumed } }
     var restarted: [(offset: Int64, reason: String)] { box.withLock { $0.restarted } }
     var verified: [String] { box.withLock { $0.verified } }

@@ -50,6 +50,7 @@ struct JobExpander {
                 diagnostics.error("conflicting-keys", "route '\(route.name)' streams its response to disk; use 'download:' instead of 'save:'",
                                   at: save.location)
             }
+            checkSegments(spec, route: route)
             let common = ExpandedJob.Common(spec: spec, route: route, behaviour: behaviour)
             if spec.from != nil {
                 dataFileEntries.append(common)
@@ -109,6 +110,18 @@ struct JobExpander {
             if hint == nil, names.isEmpty { hint = "no routes are loaded; add the route file to 'include'" }
             diagnostics.error("unknown-route", "unknown route '\(name)'", at: location, hint: hint)
             return nil
+        }
+    }
+
+    /// `download: {segments: N}`: ranges must be on, and only `per_host` connections open at once.
+    mutating func checkSegments(_ spec: JobSpec, route: CompiledRoute) {
+        guard let (count, location) = spec.downloadSegments, count > 1 else { return }
+        if route.download?.resumable == false {
+            diagnostics.error("conflicting-keys", "'segments: \(count)' needs range requests, which route '\(route.name)' turns off (resumable: false)",
+                              at: location, hint: "remove 'segments', or let the route resume")
+        } else if count > settings.perHost {
+            diagnostics.warning("segments-limited", "only \(settings.perHost) connections to one host open at once (per_host), so \(settings.perHost) of the \(count) segments run at a time",
+                                at: location, hint: "raise settings.per_host to \(count)")
         }
     }
 

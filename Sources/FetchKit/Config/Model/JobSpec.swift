@@ -23,6 +23,9 @@ public struct Settings: Sendable, Equatable {
     /// `settings.network.max_wait`: how long jobs wait for a lost network (from `network.lost`)
     /// before failing with `offline`. Default 5 minutes.
     public var networkMaxWait: Duration = .seconds(300)
+    /// `settings.download.segments`: connections per download where neither the job nor its route
+    /// says (1: one connection, as curl).
+    public var downloadSegments = 1
     /// `settings.http_version`: `auto` (HTTP/2 over TLS where the server offers it) or `1.1`.
     public var httpVersion = AsyncHTTPClientTransport.HTTPVersion.auto
     /// `settings.proxy.url`: the proxy for every request, instead of the environment's
@@ -42,7 +45,7 @@ public struct Settings: Sendable, Equatable {
         lhs.concurrency == rhs.concurrency && lhs.perHost == rhs.perHost && lhs.outputDir == rhs.outputDir
             && lhs.stateDir == rhs.stateDir && lhs.failFast == rhs.failFast && lhs.behaviour == rhs.behaviour
             && lhs.cacheMaxSize == rhs.cacheMaxSize && lhs.cacheDir == rhs.cacheDir && lhs.networkMaxWait == rhs.networkMaxWait && lhs.httpVersion == rhs.httpVersion
-            && lhs.proxyURL == rhs.proxyURL && lhs.noProxy == rhs.noProxy
+            && lhs.proxyURL == rhs.proxyURL && lhs.noProxy == rhs.noProxy && lhs.downloadSegments == rhs.downloadSegments
             && lhs.rateLimits.map(\.host) == rhs.rateLimits.map(\.host) && lhs.rateLimits.map(\.rate) == rhs.rateLimits.map(\.rate)
     }
 }
@@ -84,6 +87,8 @@ public final class JobSpec: Sendable {
     public var from: DataFileSource? { extras?.from }
     /// `key:` the id suffix of a data-file job, `page[<key>]` (default: the record number).
     public var key: OutputPath? { extras?.key }
+    /// `download: {segments: N}`: connections for this job's download, and where it was written.
+    public var downloadSegments: (count: Int, location: SourceLocation)? { extras?.downloadSegments }
 
     private final class Extras: Sendable {
         let description: String?
@@ -92,14 +97,17 @@ public final class JobSpec: Sendable {
         let checksum: Checksum?
         let from: DataFileSource?
         let key: OutputPath?
+        let downloadSegments: (count: Int, location: SourceLocation)?
 
-        init(description: String?, download: OutputPath?, saveHeaders: OutputPath?, checksum: Checksum?, from: DataFileSource?, key: OutputPath?) {
+        init(description: String?, download: OutputPath?, saveHeaders: OutputPath?, checksum: Checksum?, from: DataFileSource?, key: OutputPath?,
+             downloadSegments: (count: Int, location: SourceLocation)?) {
             self.description = description
             self.download = download
             self.saveHeaders = saveHeaders
             self.checksum = checksum
             self.from = from
             self.key = key
+            self.downloadSegments = downloadSegments
         }
     }
 
@@ -107,7 +115,7 @@ public final class JobSpec: Sendable {
          params: [(name: String, value: ParameterValue, location: SourceLocation, keyLocation: SourceLocation)],
          matrix: [(key: String, values: [ParameterValue], location: SourceLocation)], needs: [(id: String, location: SourceLocation)],
          save: OutputPath?, download: OutputPath?, saveHeaders: OutputPath?, checksum: Checksum?, from: DataFileSource?, key: OutputPath?,
-         behaviour: Behaviour, location: SourceLocation, baseDirectory: String) {
+         behaviour: Behaviour, location: SourceLocation, baseDirectory: String, downloadSegments: (count: Int, location: SourceLocation)? = nil) {
         self.id = id
         self.target = target
         self.params = params
@@ -118,7 +126,8 @@ public final class JobSpec: Sendable {
         self.location = location
         self.baseDirectory = baseDirectory
         let hasExtras = description != nil || download != nil || saveHeaders != nil || checksum != nil || from != nil || key != nil
-        extras = hasExtras ? Extras(description: description, download: download, saveHeaders: saveHeaders, checksum: checksum, from: from, key: key) : nil
+        extras = hasExtras ? Extras(description: description, download: download, saveHeaders: saveHeaders, checksum: checksum, from: from, key: key,
+                                    downloadSegments: downloadSegments) : nil
     }
 }
 

@@ -163,9 +163,12 @@ public struct RawBody: Sendable, Equatable {
 /// A route's `download:` block: the response streams to disk (SPEC §2.4).
 public struct DownloadOptions: Sendable, Equatable {
     public var resumable: Bool
+    /// `segments: N`: connections per download of this route (nil: the job's or the settings').
+    public var segments: Int?
 
-    public init(resumable: Bool = true) {
+    public init(resumable: Bool = true, segments: Int? = nil) {
         self.resumable = resumable
+        self.segments = segments
     }
 }
 

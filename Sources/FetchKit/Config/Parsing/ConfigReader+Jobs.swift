@@ -2,7 +2,8 @@ import Foundation
 import Yams
 
 extension ConfigReader {
-    static let settingsKeys = ["concurrency", "per_host", "rate_limits", "output_dir", "state_dir", "fail_fast", "network", "http_version", "proxy"] + BehaviourKeys.all
+    static let settingsKeys = ["concurrency", "per_host", "rate_limits", "output_dir", "state_dir", "fail_fast", "network", "http_version", "proxy",
+                               "download"] + BehaviourKeys.all
     static let adHocOnlyKeys = ["method"] + RequestKeys.all
     static let jobKeys = ["id", "description", "route", "url", "params", "matrix", "from", "key", "needs", "save", "download", "save_headers", "checksum"]
         + adHocOnlyKeys + BehaviourKeys.all
@@ -39,6 +40,15 @@ extension ConfigReader {
                     s.noProxy = sequence(list, what: "proxy.no_proxy")?.compactMap { string($0) }
                 } else if let text = string(list) {
                     s.noProxy = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                }
+            }
+        }
+        if let n = e["download"], let download = mapping(n, allowed: ["segments"], what: "download") {
+            if let k = download["segments"] {
+                s.downloadSegments = segments(k) ?? s.downloadSegments
+                if s.downloadSegments > s.perHost {
+                    warning("segments-limited", "only \(s.perHost) connections to one host open at once (per_host), so \(s.perHost) of the \(s.downloadSegments) segments run at a time",
+                            at: k, hint: "raise per_host to \(s.downloadSegments)")
                 }
             }
         }
@@ -107,11 +117,12 @@ extension ConfigReader {
             for item in sequence(n, what: "needs") ?? [] { if let need = string(item) { needs.append((need, location(item))) } }
         }
         var save = e["save"].flatMap { n in string(n).map { OutputPath(template: $0, location: location(n)) } }
-        var download = e["download"].flatMap { n in string(n).map { OutputPath(template: $0, location: location(n)) } }
+        var (download, downloadSegments) = e["download"].map(downloadTarget) ?? (nil, nil)
         if save != nil, let d = e.keyNode("download") {
             error("conflicting-keys", "job '\(id)' has both 'save' and 'download'; give one", at: d)
             save = nil
             download = nil
+            downloadSegments = nil
         }
         let saveHeaders = e["save_headers"].flatMap { n in string(n).map { OutputPath(template: $0, location: location(n)) } }
         let checksum = e["checksum"].flatMap { self.checksum($0) }
@@ -132,7 +143,18 @@ extension ConfigReader {
         guard let target else { return nil }
         return JobSpec(id: id, description: e["description"].flatMap { string($0) }, target: target, params: params,
                        matrix: matrix, needs: needs, save: save, download: download, saveHeaders: saveHeaders, checksum: checksum,
-                       from: from, key: key, behaviour: behaviour(e), location: location(idNode), baseDirectory: directory)
+                       from: from, key: key, behaviour: behaviour(e), location: location(idNode), baseDirectory: directory,
+                       downloadSegments: downloadSegments)
+    }
+
+    /// `download: PATH`, or `download: {path: PATH, segments: N}` to fetch it over N connections.
+    func downloadTarget(_ node: Node) -> (OutputPath?, (count: Int, location: SourceLocation)?) {
+        guard case .mapping = node else { return (string(node).map { OutputPath(template: $0, location: location(node)) }, nil) }
+        guard let d = mapping(node, allowed: ["path", "segments"], what: "download"),
+              let p = requireKey("path", in: d, of: node, what: "download") else { return (nil, nil) }
+        let path = string(p).map { OutputPath(template: $0, location: location(p)) }
+        let segments = d["segments"].flatMap { n in self.segments(n).map { ($0, location(n)) } }
+        return (path, segments)
     }
 
     /// `from: titles.csv` or `from: {file: titles.csv, format: csv}`: the file relative to this one.

@@ -80,8 +80,12 @@ extension ConfigReader {
         if let n = e["download"] {
             if case .scalar = n {
                 if let on = bool(n), on { download = DownloadOptions() }
-            } else if let d = mapping(n, allowed: ["resumable"], what: "download") {
-                download = DownloadOptions(resumable: d["resumable"].flatMap { bool($0) } ?? true)
+            } else if let d = mapping(n, allowed: ["resumable", "segments"], what: "download") {
+                download = DownloadOptions(resumable: d["resumable"].flatMap { bool($0) } ?? true, segments: d["segments"].flatMap(segments))
+                if download?.resumable == false, let count = download?.segments, count > 1, let k = d.keyNode("segments") {
+                    error("conflicting-keys", "'segments: \(count)' needs range requests, which 'resumable: false' turns off", at: k,
+                          hint: "remove one of them")
+                }
             }
         }
         let request = requestSpec(e, method: method)

@@ -207,6 +207,20 @@ final class ConfigReader {
     }
 
     /// An integer; `name` (the key) makes a range error say what is out of range.
+    /// Most connections one download may open: aria2c's `--split` limit.
+    static let maxSegments = 16
+
+    /// `segments: N`, 1 through `maxSegments`.
+    func segments(_ node: Node) -> Int? {
+        guard let value = int(node, minimum: 1, name: "segments") else { return nil }
+        guard value <= Self.maxSegments else {
+            error("invalid-value", "'segments' must be at most \(Self.maxSegments), found \(value)", at: node,
+                  hint: "more connections to one server rarely help, and servers often refuse them")
+            return nil
+        }
+        return value
+    }
+
     func int(_ node: Node, minimum: Int? = nil, name: String? = nil) -> Int? {
         guard let (text, complete) = scalarText(node, what: "an integer"), complete else { return nil }
         guard let value = Int(text) else {
