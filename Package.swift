@@ -6,7 +6,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "fetchctl", targets: ["fetchctl"]),
-        .library(name: "FetchKit", targets: ["FetchKit", "FetchKitSchemas"]),
+        .library(name: "FetchKit", targets: ["FetchKit", "FetchKitSchemas", "FetchKitURLRequest"]),
         .library(name: "FetchKitTesting", targets: ["FetchKitTesting"]),
     ],
     dependencies: [
@@ -81,6 +81,9 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // URLRequestConvertible and the Foundation URLRequest bridge: FoundationNetworking (and libcurl)
+        // only for the programs that use them, not in the fetchctl binary.
+        .target(name: "FetchKitURLRequest", dependencies: ["FetchKit"]),
         .executableTarget(
             name: "fetchctl",
             dependencies: [
@@ -99,13 +102,13 @@ let package = Package(
         // .ci/network-test.py: the test server on a network namespace's address, outside the test process.
         .executableTarget(name: "test-server", dependencies: ["FetchKitTesting"], path: "Sources/test-server"),
         // examples/library: FetchKit used from Swift, without YAML (`swift run library-example`).
-        .executableTarget(name: "library-example", dependencies: ["FetchKit", "FetchKitTesting"], path: "examples/library"),
+        .executableTarget(name: "library-example", dependencies: ["FetchKit", "FetchKitURLRequest", "FetchKitTesting"], path: "examples/library"),
         // bench/cache.sh: the cost of one response-cache hit in a warm process.
         .executableTarget(name: "cache-hit", dependencies: ["FetchKit", "FetchKitTesting"], path: "bench/cache-hit"),
         // bench/compare.sh's floor: AsyncHTTPClient alone, without FetchKit.
         .executableTarget(name: "ahc-floor", dependencies: [.product(name: "AsyncHTTPClient", package: "async-http-client")],
                           path: "bench/ahc-floor"),
-        .testTarget(name: "FetchKitTests", dependencies: ["FetchKit", "FetchKitTesting"]),
+        .testTarget(name: "FetchKitTests", dependencies: ["FetchKit", "FetchKitURLRequest", "FetchKitTesting"]),
         .testTarget(name: "fetchctlTests", dependencies: ["fetchctl", "FetchKit", "FetchKitTesting",
                                                           .product(name: "Crypto", package: "swift-crypto")]),
     ],

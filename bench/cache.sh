@@ -12,7 +12,7 @@
 # 3. A cron-style process that serves one job from the cache, whole process timed by hyperfine,
 #    next to the same request made by a Python process with requests-cache or hishel.
 #
-# Installs what is missing (nginx-light, hyperfine, libcurl4-openssl-dev; requests-cache, hishel and
+# Installs what is missing (nginx-light, hyperfine; requests-cache, hishel and
 # httpx from PyPI), builds fetchctl as shipped (release, --static-swift-stdlib) and runs everything on
 # a private tmpfs in its own mount namespace. Needs root. Writes bench/results/cache-*.
 set -euo pipefail

@@ -9,9 +9,8 @@
 # small16k, small1k, config, rss (peak RSS of all of them, and a 4 GiB download).
 #
 # What it does:
-#   1. installs what is missing from Debian's packages (nginx-light, aria2, hyperfine, wget, curl, time,
-#      and libcurl4-openssl-dev, which a static link of Foundation's networking library needs) and
-#      builds fetchctl as it is shipped: release mode, Swift runtime linked in (--static-swift-stdlib);
+#   1. installs what is missing from Debian's packages (nginx-light, aria2, hyperfine, wget, curl, time)
+#      and builds fetchctl as it is shipped: release mode, Swift runtime linked in (--static-swift-stdlib);
 #   2. re-runs itself in a private mount namespace (`unshare -m`) with a tmpfs mounted for the data and
 #      every output, so file creation on disk doesn't hide the clients' cost, and nothing outlives it;
 #   3. starts nginx on 127.0.0.1 (bench/nginx.conf: sendfile, keep-alive) and generates the data;

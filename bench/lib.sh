@@ -2,8 +2,8 @@
 # repository root.
 #
 #   bench_enter "cmd:package ..." "product ..." "$@"
-#       outside the namespace: installs the Debian packages whose commands are missing (and
-#       libcurl4-openssl-dev, which the static link needs), builds the products as shipped (release,
+#       outside the namespace: installs the Debian packages whose commands are missing, builds the
+#       products as shipped (release,
 #       --static-swift-stdlib, in .build-static), then re-runs the calling script in a private mount
 #       namespace. Returns only inside it (FETCHCTL_BENCH_INNER is set there).
 #   bench_workspace SIZE
@@ -20,7 +20,6 @@ bench_enter() {
   for pair in $pairs; do
     command -v "${pair%%:*}" >/dev/null || missing+=("${pair#*:}")
   done
-  [ -e /usr/lib/x86_64-linux-gnu/libcurl.so ] || [ -e /usr/lib/aarch64-linux-gnu/libcurl.so ] || missing+=(libcurl4-openssl-dev)
   if [ ${#missing[@]} -gt 0 ]; then
     echo "installing ${missing[*]}"
     apt-get update -qq

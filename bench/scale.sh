@@ -14,7 +14,7 @@
 #   - fetchctl status on the state directory.
 # And once: validate of a jobs file with 100,000 jobs written out in YAML.
 #
-# Installs what is missing (nginx-light, curl, time, libcurl4-openssl-dev), builds fetchctl as
+# Installs what is missing (nginx-light, curl, time), builds fetchctl as
 # shipped (release, --static-swift-stdlib) and runs on a private tmpfs in its own mount namespace.
 # Needs root. Writes bench/results/scale-*.
 set -euo pipefail

@@ -10,10 +10,9 @@
 # also loads the system's trust store: about 15 ms more a run, measured). The response cache is off
 # (curl and aria2c have none).
 #
-# Installs what is missing (nginx-light, aria2, curl, openssl, libcurl4-openssl-dev for the static
-# link), builds fetchctl as shipped (release, --static-swift-stdlib), makes a CA and a server
-# certificate for 127.0.0.1 with openssl, and runs everything on a private tmpfs in its own mount
-# namespace, like compare.sh. Needs root. Writes bench/results/tls-*.
+# Installs what is missing (nginx-light, aria2, curl, openssl), builds fetchctl as shipped (release,
+# --static-swift-stdlib), makes a CA and a server certificate for 127.0.0.1 with openssl, and runs
+# everything on a private tmpfs in its own mount namespace, like compare.sh. Needs root. Writes bench/results/tls-*.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds="${1:-10}"

@@ -5,6 +5,7 @@
 //   swift run library-example http://host:8080  # against a server of yours that has /echo, /flaky
 import FetchKit
 import FetchKitTesting
+import FetchKitURLRequest
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking

@@ -1,11 +1,13 @@
 import Foundation
 import NIOCore
+import NIOPosix
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// One download over several connections (`segments: N`, aria2c's `--split`): the file is cut into
-/// N ranges fetched at once into one preallocated `<destination>.part`, each written at its offset.
+/// N ranges fetched at once into one `<destination>.part` of the file's length (its blocks reserved
+/// beside the transfers), each written at its offset.
 ///
 /// A `HEAD` asks first: only a file whose length is known, whose server takes ranges
 /// (`Accept-Ranges: bytes`) and which has a validator that `If-Range` can carry (a strong `ETag`, or
@@ -56,7 +58,7 @@ final class SegmentedDownload: Sendable {
     }
 
     /// Downloads the file over several connections; nil when it should go over one instead.
-    func run(_ request: some URLRequestConvertible & Sendable, options: RequestOptions, session: Session) async throws -> Outcome? {
+    func run(_ request: some RequestConvertible & Sendable, options: RequestOptions, session: Session) async throws -> Outcome? {
         let record = resumes ? try? store?.download(at: destination) : nil
         // A finished download: one conditional request says whether it is current (a `DownloadSink`).
         if let record, record.completed, FileManager.default.fileExists(atPath: destination), FileIO.size(partPath) == nil { return nil }
@@ -79,7 +81,7 @@ final class SegmentedDownload: Sendable {
             else { return nil }
             plan = made
         }
-        let fd = try openPart(length: plan.record.totalLength ?? 0)
+        let (fd, isNew) = try openPart(length: plan.record.totalLength ?? 0)
         var closed = false
         defer { if !closed { Glibc.close(fd) } }
         let total = plan.record.totalLength ?? 0
@@ -93,11 +95,21 @@ final class SegmentedDownload: Sendable {
         var bytes: Int64 = 0
         var status = 206
         do {
-            try await withThrowingTaskGroup(of: Response.self) { group in
+            try await withThrowingTaskGroup(of: Response?.self) { group in
+                if isNew {
+                    // The space is reserved beside the transfers, on a thread of its own: allocating a
+                    // GiB takes a quarter of a second on tmpfs, and a full disk still stops every
+                    // segment at once (disk_full), not at 90%.
+                    let path = partPath
+                    group.addTask {
+                        try await NIOThreadPool.singleton.runIfActive { try Self.reserve(fd, length: total, path: path) }
+                        return nil
+                    }
+                }
                 for sink in sinks {
                     group.addTask { try await session.execute(request, options: segmentOptions, sink: sink) }
                 }
-                for try await response in group {
+                for try await case let response? in group {
                     requests += response.attempts
                     bytes += response.bytes
                     status = response.head.status
@@ -146,23 +158,29 @@ final class SegmentedDownload: Sendable {
 
     // MARK: - The file
 
-    /// Opens (creating and preallocating when new) the `.part` of `length` bytes.
-    private func openPart(length: Int64) throws -> Int32 {
+    /// Opens the `.part` of `length` bytes, sizing it when new (then `isNew`: `reserve` should follow).
+    private func openPart(length: Int64) throws -> (fd: Int32, isNew: Bool) {
         try FileIO.createDirectory(containing: partPath)
         let fd = Glibc.open(partPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw FileIO.error(errno, "cannot open '\(partPath)'") }
-        if FileIO.size(partPath) != length {
-            // The space, reserved now: a full disk fails here, not in the middle of a segment.
-            // Where the file system can't reserve (EOPNOTSUPP), the file is only sized.
-            var code = posix_fallocate(fd, 0, off_t(length))
-            if code == EOPNOTSUPP || code == EINVAL { code = ftruncate(fd, off_t(length)) == 0 ? 0 : errno }
-            if code != 0 {
-                Glibc.close(fd)
-                unlink(partPath)
-                throw FileIO.error(code, "cannot reserve \(length) bytes for '\(partPath)'")
-            }
+        guard FileIO.size(partPath) != length else { return (fd, false) }
+        guard ftruncate(fd, off_t(length)) == 0 else {
+            let code = errno
+            Glibc.close(fd)
+            unlink(partPath)
+            throw FileIO.error(code, "cannot size '\(partPath)' to \(length) bytes")
         }
-        return fd
+        return (fd, true)
+    }
+
+    /// Reserves the file's blocks (`posix_fallocate`), so a full disk fails the download now. Safe
+    /// beside the segments' writes: allocation keeps the bytes already written. Where the file
+    /// system can't reserve (EOPNOTSUPP), the sized file has to do.
+    private static func reserve(_ fd: Int32, length: Int64, path: String) throws {
+        let code = posix_fallocate(fd, 0, off_t(length))
+        guard code == 0 || code == EOPNOTSUPP || code == EINVAL else {
+            throw FileIO.error(code, "cannot reserve \(length) bytes for '\(path)'")
+        }
     }
 
     /// Syncs and closes the `.part`, verifies it, and moves it into place.

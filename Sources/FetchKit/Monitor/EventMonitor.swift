@@ -7,7 +7,7 @@
 public protocol EventMonitor: Sendable {
     // MARK: Requests (Alamofire's names where they apply)
 
-    /// A request was built from its `URLRequestConvertible`.
+    /// A request was built from its `RequestConvertible`.
     func requestDidCreate(_ request: RequestInfo)
     /// The adapters produced the request an attempt sends.
     func request(_ request: RequestInfo, didAdaptInitialRequest initial: BuiltRequest, to adapted: BuiltRequest)

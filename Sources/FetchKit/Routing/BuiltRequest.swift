@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// A request a `Router` built: method, URL, headers and the body's source (kept as a source, so a
 /// file or multipart body is streamed when sent rather than held in memory).
@@ -17,28 +14,9 @@ public struct BuiltRequest: Sendable {
         self.headers = headers
         self.body = body
     }
-
-    /// A Foundation request; file and multipart bodies become a body stream.
-    public func urlRequest() throws -> URLRequest {
-        var request = URLRequest(url: url)
-        request.httpMethod = method.rawValue
-        for header in headers { request.setValue(header.value, forHTTPHeaderField: header.name) }
-        switch body {
-        case .none: break
-        case .data(let data): request.httpBody = data
-        case .file(let path):
-            guard let stream = InputStream(fileAtPath: path) else { throw RequestBuildError("cannot read body file '\(path)'") }
-            request.httpBodyStream = stream
-        case .multipart(let form):
-            if let length = try? form.contentLength() { request.setValue(String(length), forHTTPHeaderField: "Content-Length") }
-            request.httpBodyStream = try form.makeInputStream()
-        }
-        return request
-    }
 }
 
-extension BuiltRequest: URLRequestConvertible {
-    public func asURLRequest() throws -> URLRequest { try urlRequest() }
+extension BuiltRequest: RequestConvertible {
     public func makeRequest() throws -> BuiltRequest { self }
 }
 

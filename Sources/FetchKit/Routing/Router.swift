@@ -1,14 +1,11 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// A compiled route bound to its params: builds the request the route describes, with no network.
 ///
 /// Order of the URL's query: the template's own query, then `query:`, then `parameters` when they go
 /// to the query string. Headers: `User-Agent: fetchctl/<version>`, then the layered `headers`, then
 /// the `auth` header; an encoder sets `Content-Type` only when no layer did.
-public struct Router: URLRequestConvertible {
+public struct Router: RequestConvertible {
     public var route: CompiledRoute
     /// Param values by name, already checked (see `CompiledRoute.bind`); matrix values as `matrix.key`.
     public var params: [String: ParameterValue]
@@ -26,10 +23,6 @@ public struct Router: URLRequestConvertible {
     }
 
     public static let defaultUserAgent = "fetchctl/\(FetchKitVersion.current)"
-
-    public func asURLRequest() throws -> URLRequest {
-        try makeRequest().urlRequest()
-    }
 
     /// The request as a value fetchctl can render and send, with the body kept as its source.
     public func makeRequest() throws -> BuiltRequest {

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Sends requests the way Alamofire's `Session` does, on AsyncHTTPClient: each attempt runs the
-/// `URLRequestConvertible`'s request through the adapters, the transport (with redirects decided by
+/// `RequestConvertible`'s request through the adapters, the transport (with redirects decided by
 /// the `Redirector`), validation, and on failure the retriers, which may send the whole pipeline
 /// again, adapters included. Per-host concurrency and rate limits apply to every request it sends,
 /// and every step is reported to its `EventMonitor`s.
@@ -84,7 +84,7 @@ public final class Session: Sendable {
     /// and `options.retryPolicy` decide. With a `responseCache` and `options.cache`, a stored
     /// response may answer instead (`Response.cache` says how). Throws a `FetchError` (with
     /// `attempts` set) when it gives up.
-    public func execute(_ convertible: some URLRequestConvertible, options: RequestOptions = RequestOptions(),
+    public func execute(_ convertible: some RequestConvertible, options: RequestOptions = RequestOptions(),
                         sink: some ResponseSink) async throws -> Response {
         let initial: BuiltRequest
         do {
@@ -193,7 +193,7 @@ public final class Session: Sendable {
     }
 
     /// Sends `convertible` and returns the whole body in memory (for small responses).
-    public func data(_ convertible: some URLRequestConvertible, options: RequestOptions = RequestOptions()) async throws -> DataResponse {
+    public func data(_ convertible: some RequestConvertible, options: RequestOptions = RequestOptions()) async throws -> DataResponse {
         let sink = DataSink()
         let response = try await execute(convertible, options: options, sink: sink)
         return DataResponse(response: response, data: sink.data)

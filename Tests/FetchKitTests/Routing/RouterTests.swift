@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import FetchKit
+import FetchKitURLRequest
 
 /// Requests built from YAML routes, asserted byte for byte (no network involved).
 @Suite struct RouterTests {

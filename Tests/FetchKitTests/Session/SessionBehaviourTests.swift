@@ -7,6 +7,7 @@ import Logging
 import NIOCore
 import Testing
 @testable import FetchKit
+import FetchKitURLRequest
 
 /// Per-host limits, rate limits, interceptors, OAuth2, content decoding and monitors, against the
 /// local server.
