@@ -43,11 +43,14 @@ let package = Package(
         ),
         // The Swift runtime's global-executor hook, by address (FetchKit's EventLoopExecutor).
         .target(name: "CExecutorHook"),
+        // statfs's file system type (tmpfs or not), which Swift's Glibc module leaves out.
+        .target(name: "CFileSystem"),
         .target(
             name: "FetchKit",
             dependencies: [
                 "CZlib",
                 "CExecutorHook",
+                "CFileSystem",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -1,3 +1,4 @@
+import CFileSystem
 import Foundation
 import NIOCore
 import NIOPosix
@@ -6,8 +7,8 @@ import Glibc
 #endif
 
 /// One download over several connections (`segments: N`, aria2c's `--split`): the file is cut into
-/// N ranges fetched at once into one `<destination>.part` of the file's length (its blocks reserved
-/// beside the transfers), each written at its offset.
+/// N ranges fetched at once into one `<destination>.part` of the file's length (checked against the
+/// free space, its blocks reserved beside the transfers), each written at its offset.
 ///
 /// A `HEAD` asks first: only a file whose length is known, whose server takes ranges
 /// (`Accept-Ranges: bytes`) and which has a validator that `If-Range` can carry (a strong `ETag`, or
@@ -96,7 +97,7 @@ final class SegmentedDownload: Sendable {
         var status = 206
         do {
             try await withThrowingTaskGroup(of: Response?.self) { group in
-                if isNew {
+                if isNew, Self.reservesBlocks(at: partPath) {
                     // The space is reserved beside the transfers, on a thread of its own: allocating a
                     // GiB takes a quarter of a second on tmpfs, and a full disk still stops every
                     // segment at once (disk_full), not at 90%.
@@ -164,6 +165,13 @@ final class SegmentedDownload: Sendable {
         let fd = Glibc.open(partPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw FileIO.error(errno, "cannot open '\(partPath)'") }
         guard FileIO.size(partPath) != length else { return (fd, false) }
+        do {
+            try Self.checkSpace(for: length, at: partPath)
+        } catch {
+            Glibc.close(fd)
+            unlink(partPath)
+            throw error
+        }
         guard ftruncate(fd, off_t(length)) == 0 else {
             let code = errno
             Glibc.close(fd)
@@ -171,6 +179,22 @@ final class SegmentedDownload: Sendable {
             throw FileIO.error(code, "cannot size '\(partPath)' to \(length) bytes")
         }
         return (fd, true)
+    }
+
+    /// `disk_full` at once when the file system has less free space than the file needs.
+    private static func checkSpace(for length: Int64, at path: String) throws {
+        let directory = (path as NSString).deletingLastPathComponent
+        var space = statvfs()
+        guard statvfs(directory, &space) == 0 else { return }
+        let free = Int64(space.f_bavail) * Int64(space.f_frsize)
+        if free < length { throw FileIO.error(ENOSPC, "'\(directory)' has \(free) bytes free; the download needs \(length)") }
+    }
+
+    /// Whether a new `.part`'s blocks are reserved. Not on tmpfs (memory): there, reserving means
+    /// zero-filling every page, as costly as writing the file once more (260 ms of CPU for a GiB),
+    /// while a disk file system only marks its extents.
+    private static func reservesBlocks(at path: String) -> Bool {
+        fk_is_memory_file_system((path as NSString).deletingLastPathComponent) != 1
     }
 
     /// Reserves the file's blocks (`posix_fallocate`), so a full disk fails the download now. Safe

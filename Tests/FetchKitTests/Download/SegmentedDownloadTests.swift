@@ -115,6 +115,21 @@ import Testing
         try await server.shutdown()
     }
 
+    /// A file larger than the free space fails at once with disk_full, before any range is asked for.
+    @Test func aFileLargerThanTheFreeSpaceFailsBeforeAnyRange() async throws {
+        let server = try await TestServer.start()
+        let (summary, fixture) = try await downloads.run(server, """
+            jobs:
+              - {id: huge, url: "${BASE}/bytes/1000000000000000", download: {path: huge.bin, segments: 4}}
+            """)
+        let result = try #require(summary.results.first)
+        #expect(result.error?.code == .diskFull, "\(String(describing: result.error))")
+        #expect(result.error?.message.contains("1000000000000000") == true)
+        #expect(server.state.requests.map(\.method) == ["HEAD"])
+        #expect(!FileManager.default.fileExists(atPath: fixture.path("out/huge.bin.part")))
+        try await server.shutdown()
+    }
+
     @Test func aSmallFileIsNotSplit() async throws {
         let server = try await TestServer.start()
         let recorder = DownloadRecorder()
