@@ -219,7 +219,9 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
             let length = try form.contentLength()
             if length <= MultipartFormData.encodingMemoryThreshold { return .byteBuffer(ByteBuffer(bytes: try form.encode())) }
             let url = FileManager.default.temporaryDirectory.appendingPathComponent("fetchctl-multipart-\(UUID().uuidString)")
-            FileManager.default.createFile(atPath: url.path, contents: nil)
+            guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+                throw FetchError(.io, "cannot create a temporary file for the multipart body in '\(url.deletingLastPathComponent().path)'")
+            }
             let handle = try FileHandle(forWritingTo: url)
             defer { try? handle.close() }
             try form.write { try handle.write(contentsOf: $0) }
