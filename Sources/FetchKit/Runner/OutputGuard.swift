@@ -26,7 +26,9 @@ final class OutputGuard: Sendable {
     /// Throws `path_escape` when `destination` is, or resolves to, a place outside the output directory.
     func check(_ destination: String) throws {
         // The plan's paths are normalized already (checked as text there): only others are normalized here.
-        let lexical = destination.utf8.contains(UInt8(ascii: ".")) && destination.contains("/.") ? JobExpander.normalize(destination) : destination
+        // A byte scan: Foundation's `contains("/.")` cost 8,000 instructions a job (callgrind).
+        let dotSegment = UTF8Text.contains(UInt8(ascii: "/"), followedBy: UInt8(ascii: "."), in: destination)
+        let lexical = dotSegment ? JobExpander.normalize(destination) : destination
         guard Self.isInside(lexical, root), lexical != root else {
             throw FetchError(.pathEscape, "'\(destination)' is outside output_dir '\(root)'; nothing was written")
         }

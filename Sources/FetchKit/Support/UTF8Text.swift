@@ -37,6 +37,16 @@ enum UTF8Text {
         return text.utf8.contains(byte)
     }
 
+    /// Whether `text` holds the byte `first` directly followed by `second` (`/.` in a path).
+    static func contains(_ first: UInt8, followedBy second: UInt8, in text: String) -> Bool {
+        var previous: UInt8 = 0
+        for byte in text.utf8 {
+            if previous == first, byte == second { return true }
+            previous = byte
+        }
+        return false
+    }
+
     /// The offset of the first `://` in `text`, counted in bytes.
     static func schemeSeparator(in text: String) -> Int? {
         let colon = UInt8(ascii: ":"), slash = UInt8(ascii: "/")

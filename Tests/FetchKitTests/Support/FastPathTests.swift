@@ -11,6 +11,7 @@ import Testing
         #expect(UTF8Text.contains(UInt8(ascii: "@"), in: text) == text.contains("@"))
         let expected = text.range(of: "://").map { text.utf8.distance(from: text.utf8.startIndex, to: $0.lowerBound) }
         #expect(UTF8Text.schemeSeparator(in: text) == expected)
+        #expect(UTF8Text.contains(UInt8(ascii: ":"), followedBy: UInt8(ascii: "/"), in: text) == text.contains(":/"))
     }
 
     /// IMF-fixdates read from fixed positions equal what the general parser (and `timegm`) make
