@@ -68,7 +68,8 @@ final class SegmentedDownload: Sendable {
         if record != nil, recorded.isEmpty, FileIO.size(partPath) != nil { return nil }
         var requests = 0
         var plan: (record: DownloadRecord, segments: [DownloadSegment])
-        if let resumed = resumablePlan(record, recorded) {
+        let resumed = resumablePlan(record, recorded)
+        if let resumed {
             plan = resumed
         } else {
             unlink(partPath)
@@ -98,9 +99,9 @@ final class SegmentedDownload: Sendable {
         do {
             try await withThrowingTaskGroup(of: Response?.self) { group in
                 if isNew, Self.reservesBlocks(at: partPath) {
-                    // The space is reserved beside the transfers, on a thread of its own: allocating a
-                    // GiB takes a quarter of a second on tmpfs, and a full disk still stops every
-                    // segment at once (disk_full), not at 90%.
+                    // The blocks are reserved beside the transfers, on a thread of its own, so the first
+                    // range needn't wait for the whole file's allocation; a disk that fills up meanwhile
+                    // still stops every segment at once (disk_full), not at 90%.
                     let path = partPath
                     group.addTask {
                         try await NIOThreadPool.singleton.runIfActive { try Self.reserve(fd, length: total, path: path) }
@@ -122,7 +123,7 @@ final class SegmentedDownload: Sendable {
             // server that ignores ranges; a recorded one, a file that changed since. Either way
             // the pieces go, and one connection fetches the file as it is now.
             monitor?.downloadDidRestart(job: job, offset: alreadyDone + sinks.reduce(0) { $0 + $1.received },
-                                        reason: requests == 0 ? "changed" : "range_ignored")
+                                        reason: resumed != nil ? "changed" : "range_ignored")
             unlink(partPath)
             try? store?.deleteDownload(at: destination)
             return nil
