@@ -16,6 +16,9 @@ import Yams
 final class StreamingComposer {
     private let text: String
     private let resolver: Resolver
+    /// Made once: Yams's `Constructor.default` builds a new constructor (and its tables) at every
+    /// use, 9,500 instructions a scalar (callgrind).
+    private let constructor = Constructor.default
     private var parser = yaml_parser_t()
     private var anchors: [Anchor: Node] = [:]
     private var failed = false
@@ -62,7 +65,7 @@ final class StreamingComposer {
     }
 
     private func tag(_ name: String?) -> Tag {
-        Tag(name.map(Tag.Name.init(rawValue:)) ?? .implicit, resolver, .default)
+        Tag(name.map(Tag.Name.init(rawValue:)) ?? .implicit, resolver, constructor)
     }
 
     private func register(_ anchor: Anchor?, _ node: Node) {
