@@ -73,7 +73,7 @@ public struct Router: RequestConvertible {
         }
         let query = queryItems.isEmpty ? nil : queryItems.joined(separator: "&")
         let url: URL?
-        if path.utf8.contains(UInt8(ascii: "#")) {
+        if UTF8Text.contains(UInt8(ascii: "#"), in: path) {
             // A fragment: the query goes before it, which URLComponents knows how to do.
             var components = URLComponents(string: path)
             components?.percentEncodedQuery = query
