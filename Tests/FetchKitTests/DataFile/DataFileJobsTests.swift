@@ -143,6 +143,32 @@ import Testing
         try await server.shutdown()
     }
 
+    /// A placeholder may stand in the host: a data file that names a host a row. The URL is checked
+    /// again with the row's value; a value that makes no URL (an empty host) fails that job only
+    /// (`invalid_request`), before any lookup.
+    @Test func aRowMayNameTheHost() async throws {
+        let server = try await TestServer.start()
+        let port = try #require(URL(string: server.baseURL)?.port)
+        let fixture = try ConfigFixture([
+            "hosts.csv": "n,host\n1,127.0.0.1\n2,localhost\n3,\n",
+            "jobs.yaml": """
+                version: 1
+                settings: {output_dir: out}
+                jobs:
+                  - id: get
+                    url: "http://{{row.host}}:\(port)/echo?n={{row.n}}"
+                    from: hosts.csv
+                    key: "{{row.n}}"
+                """,
+        ])
+        #expect(fixture.load("jobs.yaml").diagnostics.isEmpty)
+        let summary = try await run(server, fixture)
+        #expect(summary.count(.succeeded) == 2)
+        #expect(summary.failures.map { $0.error?.code } == [.invalidRequest])
+        #expect(Set(server.state.requests.map(\.uri)) == ["/echo?n=1", "/echo?n=2"])
+        try await server.shutdown()
+    }
+
     /// Shards split a data file's jobs by id: every record runs in exactly one shard, and the job
     /// they need runs in every shard.
     @Test func shardsSplitADataFile() async throws {

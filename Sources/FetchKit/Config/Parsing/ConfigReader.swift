@@ -329,7 +329,11 @@ final class ConfigReader {
         return nil
     }
 
+    /// Whether `text` is an absolute http(s) URL with a host. Each `{{name}}` counts as a plain
+    /// word, so a placeholder may stand anywhere, the host included (`https://{{row.host}}/…`); the
+    /// URL a job builds from it is checked again when its values are in.
     static func isValidHTTPURL(_ text: String) -> Bool {
+        let text = text.contains("{{") ? Template(text).render { _ in "x" } : text
         guard !text.contains(" "), let components = URLComponents(string: text),
               let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
               let host = components.host, !host.isEmpty else { return false }
