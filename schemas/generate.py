@@ -630,7 +630,7 @@ DEFS["route"] = obj(
 settings_props = {
     "concurrency": {
         "type": "integer",
-        "description": "Jobs in flight at once.",
+        "description": "Jobs in flight at once; where per_host is lower, requests in flight at once (jobs waiting for a busy host don't count).",
         "minimum": 1,
         "default": 8,
     },

@@ -11,13 +11,21 @@ extension Session {
             state.lastRequest = current
             let host = current.url.host?.lowercased() ?? ""
             try await hosts.acquire(host)
+            do {
+                try await slots?.acquire("")
+            } catch {
+                hosts.release(host)
+                throw error
+            }
             let exchange: Exchange
             do {
                 // Last before sending, so waiting for a connection slot can't bunch requests up.
                 try await rates.acquire(host)
                 exchange = try await self.exchange(current, hops: hops, state: state, options: options, sink: sink)
+                slots?.release("")
                 hosts.release(host)
             } catch {
+                slots?.release("")
                 hosts.release(host)
                 throw error
             }

@@ -26,6 +26,10 @@ public final class Session: Sendable {
         public var httpVersion: AsyncHTTPClientTransport.HTTPVersion
         /// Which requests the session's own transport sends through a proxy (none by default).
         public var proxies: ProxyResolver
+        /// Requests in flight at once over all hosts, counted once a request holds its host's slot
+        /// (`perHost`); nil: no limit but the callers'. The runner sets it when jobs may wait for a
+        /// busy host, so that the waiting ones don't hold a slot another host could use.
+        public var inFlight: Int?
 
         public init(perHost: Int = 4, rateLimits: [(host: String, rate: Rate)] = [], connectTimeout: Duration = TransportTimeouts.defaults.connect,
                     redactor: Redactor = Redactor(), httpVersion: AsyncHTTPClientTransport.HTTPVersion = .auto, proxies: ProxyResolver = .direct) {
@@ -35,6 +39,7 @@ public final class Session: Sendable {
             self.redactor = redactor
             self.httpVersion = httpVersion
             self.proxies = proxies
+            inFlight = nil
         }
     }
 
@@ -49,6 +54,8 @@ public final class Session: Sendable {
     /// Waits out network outages (see `NetworkWaiter`); nil meets them with the retry policy alone.
     public let networkWaiter: NetworkWaiter?
     let hosts: HostLimiter
+    /// `Configuration.inFlight`, as one FIFO of slots (a `HostLimiter` with one key).
+    let slots: HostLimiter?
     let rates: RateLimiter
     private let ownsTransport: Bool
     private let lastID = LockedBox(0)
@@ -68,6 +75,7 @@ public final class Session: Sendable {
         self.interceptor = interceptor
         eventMonitor = CompositeEventMonitor(eventMonitors)
         hosts = HostLimiter(limit: configuration.perHost)
+        slots = configuration.inFlight.map { HostLimiter(limit: $0) }
         rates = RateLimiter(rates: configuration.rateLimits)
     }
 

@@ -44,6 +44,29 @@ import Testing
         try await server.shutdown()
     }
 
+    /// A busy host holds no job slot another host could use: with per_host 1 and concurrency 2, the
+    /// slow host's jobs wait their turn while the fast host's all run, and neither limit is passed.
+    @Test func jobsWaitingForABusyHostDontHoldUpTheOthers() async throws {
+        let server = try await TestServer.start()
+        let port = try #require(URL(string: server.baseURL)?.port)
+        let collector = ResultCollector()
+        let (summary, _) = try await run(server, """
+            settings: {concurrency: 2, per_host: 1}
+            jobs:
+              - {id: slow, url: "http://127.0.0.1:\(port)/delay/150?n={{matrix.n}}", matrix: {n: [1, 2, 3, 4]}}
+              - {id: fast, url: "http://localhost:\(port)/delay/5?n={{matrix.n}}", matrix: {n: [1, 2, 3, 4, 5, 6]}}
+            """, monitors: [collector])
+        #expect(summary.count(.succeeded) == 10)
+        let order = collector.results.map(\.job)
+        let lastFast = try #require(order.lastIndex { $0.hasPrefix("fast") })
+        let slowDone = order.prefix(lastFast).filter { $0.hasPrefix("slow") }.count
+        // One worker per slot would have both workers waiting on the slow host's 150 ms jobs before
+        // any fast job ran; now every fast job is done before the slow host's second job ends.
+        #expect(slowDone <= 1, "finish order: \(order)")
+        #expect(server.state.peakRequestsInFlight <= 2)
+        try await server.shutdown()
+    }
+
     @Test func aJobWhoseNeedsFailedIsSkipped() async throws {
         let server = try await TestServer.start()
         let (summary, _) = try await run(server, """
