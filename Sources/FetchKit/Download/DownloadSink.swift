@@ -184,23 +184,9 @@ public final class DownloadSink: ResponseSink {
         if let total, size != total {
             throw FetchError(.truncated, "the download has \(size) of \(total) bytes")
         }
-        if let checksum, let digest {
-            guard digest == checksum.hex else {
-                unlink(partPath)
-                try? store?.deleteDownload(at: destination)
-                throw FetchError(.checksum, "\(checksum.algorithm.rawValue) mismatch: expected \(checksum.hex), got \(digest); the partial file was deleted")
-            }
-        }
-        guard rename(partPath, destination) == 0 else { throw FileIO.error(errno, "cannot move the download into place at '\(destination)'") }
-        FileIO.syncDirectory(of: destination)
-        var record = state.withLock { s in s.record ?? DownloadRecord(destination: destination, url: s.url) }
-        record.totalLength = size
-        record.completed = true
-        record.checksum = checksum.map { "\($0.algorithm.rawValue):\(digest ?? "")" }
-        try? store?.saveDownload(record)
-        if let checksum, let digest {
-            monitor?.downloadDidVerify(job: job, algorithm: checksum.algorithm.rawValue, digest: digest, bytes: size)
-        }
+        let record = state.withLock { s in s.record ?? DownloadRecord(destination: destination, url: s.url) }
+        try DownloadCompletion.place(part: partPath, at: destination, size: size, checksum: checksum, digest: digest,
+                                     record: record, store: store, monitor: monitor, job: job)
     }
 
     /// Keeps the `.part` (a later attempt or run resumes from it).

@@ -129,7 +129,7 @@ final class SegmentedDownload: Sendable {
             return nil
         }
         closed = true
-        try finish(fd, total: total)
+        try finish(fd, total: total, record: plan.record)
         return Outcome(status: status, bytes: bytes, requests: requests)
     }
 
@@ -209,34 +209,23 @@ final class SegmentedDownload: Sendable {
     }
 
     /// Syncs and closes the `.part`, verifies it, and moves it into place.
-    private func finish(_ fd: Int32, total: Int64) throws {
+    private func finish(_ fd: Int32, total: Int64, record: DownloadRecord) throws {
         let synced = fsync(fd) == 0
         let code = errno
         Glibc.close(fd)
         guard synced else { throw FileIO.error(code, "cannot flush '\(partPath)'") }
         let size = FileIO.size(partPath) ?? 0
         guard size == total else { throw FetchError(.truncated, "the download has \(size) of \(total) bytes") }
+        // The ranges came in any order: the whole file is hashed once, from disk.
         var digest: String?
         if let checksum {
             var hasher = ChecksumHasher(checksum.algorithm)
             try FileIO.read(partPath, length: size) { hasher.update($0) }
-            let hex = hasher.finalize()
-            guard hex == checksum.hex else {
-                unlink(partPath)
-                try? store?.deleteDownload(at: destination)
-                throw FetchError(.checksum, "\(checksum.algorithm.rawValue) mismatch: expected \(checksum.hex), got \(hex); the partial file was deleted")
-            }
-            digest = hex
+            digest = hasher.finalize()
         }
-        guard rename(partPath, destination) == 0 else { throw FileIO.error(errno, "cannot move the download into place at '\(destination)'") }
-        FileIO.syncDirectory(of: destination)
-        if var record = try? store?.download(at: destination) {
-            record.completed = true
-            record.checksum = checksum.map { "\($0.algorithm.rawValue):\(digest ?? "")" }
-            try? store?.saveDownload(record)
-        }
+        try DownloadCompletion.place(part: partPath, at: destination, size: size, checksum: checksum, digest: digest,
+                                     record: record, store: store, monitor: monitor, job: job)
         try? store?.deleteSegments(at: destination)
-        if let checksum, let digest { monitor?.downloadDidVerify(job: job, algorithm: checksum.algorithm.rawValue, digest: digest, bytes: size) }
     }
 }
 
