@@ -23,20 +23,10 @@ bench_workspace 2g
 port="$(free_port)"
 mkdir -p "$work/nginx" "$work/www/s16k" "$work/out"
 {
+  nginx_conf_head
   cat <<CONF
-worker_processes auto;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/error.log warn;
-daemon on;
-events { worker_connections 1024; }
-http {
-    default_type application/octet-stream;
-    sendfile on; tcp_nopush on; tcp_nodelay on;
-    keepalive_timeout 65s; keepalive_requests 100000;
     log_format conn '\$server_addr \$connection';
     access_log $work/nginx/access.log conn;
-    client_body_temp_path $work/nginx/body; proxy_temp_path $work/nginx/proxy; fastcgi_temp_path $work/nginx/fastcgi;
-    uwsgi_temp_path $work/nginx/uwsgi; scgi_temp_path $work/nginx/scgi;
 CONF
   for h in 1 2 3 4 5 6 7 8; do
     echo "    server { listen 127.0.0.$h:$port; server_name host$h; root $work/www; }"

@@ -11,6 +11,9 @@
 #       disappears with the namespace), and stops nginx and unmounts on exit.
 #   free_port
 #       prints a free TCP port on 127.0.0.1.
+#   nginx_conf_head
+#       prints the start of an nginx.conf (pid, logs and temp files under $work/nginx, sendfile,
+#       keep-alive) up to inside `http {`; the caller adds its own lines, its servers and `}`.
 
 bench_enter() {
   local pairs="$1" products="$2"
@@ -49,3 +52,19 @@ bench_cleanup() {
 }
 
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+nginx_conf_head() {
+  cat <<CONF
+worker_processes auto;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/error.log warn;
+daemon on;
+events { worker_connections 1024; }
+http {
+    default_type application/octet-stream;
+    sendfile on; tcp_nopush on; tcp_nodelay on;
+    keepalive_timeout 65s; keepalive_requests 100000;
+    client_body_temp_path $work/nginx/body; proxy_temp_path $work/nginx/proxy; fastcgi_temp_path $work/nginx/fastcgi;
+    uwsgi_temp_path $work/nginx/uwsgi; scgi_temp_path $work/nginx/scgi;
+CONF
+}

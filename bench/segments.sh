@@ -24,19 +24,8 @@ bench_enter "nginx:nginx-light aria2c:aria2 curl:curl /usr/bin/time:time" "fetch
 bench_workspace 5g
 port="$(free_port)"
 mkdir -p "$work/nginx" "$work/www" "$work/out"
-cat > "$work/nginx/nginx.conf" <<CONF
-worker_processes auto;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/error.log warn;
-daemon on;
-events { worker_connections 1024; }
-http {
-    default_type application/octet-stream;
-    sendfile on; tcp_nopush on; tcp_nodelay on;
-    keepalive_timeout 65s; keepalive_requests 100000;
+{ nginx_conf_head; cat <<CONF
     access_log off;
-    client_body_temp_path $work/nginx/body; proxy_temp_path $work/nginx/proxy; fastcgi_temp_path $work/nginx/fastcgi;
-    uwsgi_temp_path $work/nginx/uwsgi; scgi_temp_path $work/nginx/scgi;
     server {
         listen 127.0.0.1:$port;
         root $work/www;
@@ -44,6 +33,7 @@ http {
     }
 }
 CONF
+} > "$work/nginx/nginx.conf"
 head -c $((1 << 30)) /dev/urandom > "$work/www/1g.bin"
 sum="$(sha256sum "$work/www/1g.bin" | cut -c1-64)"
 nginx -c "$work/nginx/nginx.conf" -p "$work/nginx"

@@ -35,26 +35,16 @@ openssl x509 -req -in "$pki/server.csr" -CA "$pki/ca.pem" -CAkey "$pki/ca.key" -
 
 h2="$(free_port)"; h1="$(free_port)"
 mkdir -p "$work/nginx" "$work/www/s16k"
-cat > "$work/nginx/nginx.conf" <<CONF
-worker_processes auto;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/error.log warn;
-daemon on;
-events { worker_connections 1024; }
-http {
-    default_type application/octet-stream;
-    sendfile on; tcp_nopush on; tcp_nodelay on;
-    keepalive_timeout 65s; keepalive_requests 100000;
+{ nginx_conf_head; cat <<CONF
     http2_max_concurrent_streams 128;
     ssl_certificate $pki/server.pem; ssl_certificate_key $pki/server.key;
     ssl_protocols TLSv1.2 TLSv1.3;
     log_format conn '\$connection \$ssl_protocol \$server_protocol';
-    client_body_temp_path $work/nginx/body; proxy_temp_path $work/nginx/proxy; fastcgi_temp_path $work/nginx/fastcgi;
-    uwsgi_temp_path $work/nginx/uwsgi; scgi_temp_path $work/nginx/scgi;
     server { listen 127.0.0.1:$h2 ssl http2; root $work/www; access_log $work/nginx/h2.log conn; }
     server { listen 127.0.0.1:$h1 ssl; root $work/www; access_log $work/nginx/h1.log conn; }
 }
 CONF
+} > "$work/nginx/nginx.conf"
 python3 - "$work/www/s16k" <<'PY'
 import os, sys
 for n in range(2000):
