@@ -45,6 +45,8 @@ enum TestServerRoutes {
             return .json(.ok, #"{"authorized":true}"#)
         case ("oauth", 2) where parts[1] == "token":
             return token(request, state: state)
+        case ("pages", 2):
+            return pages(request, style: parts[1], state: state)
         case ("cache", 1):
             return cacheable(request, key: "default", state: state)
         case ("cache", 2):

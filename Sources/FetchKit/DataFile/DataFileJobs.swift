@@ -19,6 +19,7 @@ public final class DataFileJobs: Sendable {
     let save: Template?
     let download: Template?
     let saveHeaders: Template?
+    let saveItems: Template?
     /// The ids and output paths of the jobs written out in YAML, which no record may take.
     let takenIDs: Set<String>
     let takenOutputs: [String: String]
@@ -41,6 +42,7 @@ public final class DataFileJobs: Sendable {
         save = spec.save.map { Template($0.template) }
         download = spec.download.map { Template($0.template) }
         saveHeaders = spec.saveHeaders.map { Template($0.template) }
+        saveItems = spec.saveItems.map { Template($0.template) }
         self.takenIDs = takenIDs
         self.takenOutputs = takenOutputs
         self.outputPrefix = outputPrefix
@@ -134,9 +136,9 @@ public final class DataFileJobs: Sendable {
 
         init(_ entry: DataFileJobs, remembersLines: Bool) throws(DataFileError) {
             self.entry = entry
-            let writes = entry.save != nil || entry.download != nil || entry.saveHeaders != nil
+            let writes = entry.save != nil || entry.download != nil || entry.saveHeaders != nil || entry.saveItems != nil
             let jobs = { entry.records() * max(1, entry.spec.matrix.reduce(1) { $0 * $1.values.count }) }
-            let paths = [entry.save, entry.download, entry.saveHeaders].compactMap { $0 }.count
+            let paths = [entry.save, entry.download, entry.saveHeaders, entry.saveItems].compactMap { $0 }.count
             seenIDs = Seen(remembersLines: remembersLines, enabled: !writes, expected: jobs())
             seenOutputs = Seen(remembersLines: remembersLines, enabled: writes, expected: jobs() * paths)
             reader = try DataRecordReader(entry.file)
@@ -221,8 +223,11 @@ public final class DataFileJobs: Sendable {
             var job = ExpandedJob(id: id, matrix: combination, params: params, savePath: nil, downloadPath: nil, needs: entry.needs,
                                   common: entry.common)
             job.bindings = context
-            let outputContext = params.merging(context) { a, _ in a }
-            for (template, assign) in [(entry.save, \ExpandedJob.savePath), (entry.download, \.downloadPath), (entry.saveHeaders, \.headersPath)] {
+            var outputContext = params.merging(context) { a, _ in a }
+            // `{{page}}` stays in a paginated job's save path, filled in for each page.
+            if entry.common.pagination != nil, outputContext["page"] == nil { outputContext["page"] = .string("{{page}}") }
+            for (template, assign) in [(entry.save, \ExpandedJob.savePath), (entry.download, \.downloadPath), (entry.saveHeaders, \.headersPath),
+                                       (entry.saveItems, \.itemsPath)] {
                 guard let template else { continue }
                 switch output(template, context: outputContext, record: record, id: id) {
                 case .success(let path): job[keyPath: assign] = path

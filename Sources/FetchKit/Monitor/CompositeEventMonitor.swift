@@ -36,6 +36,11 @@ public struct CompositeEventMonitor: EventMonitor {
     public func downloadDidVerify(job: String?, algorithm: String, digest: String, bytes: Int64) {
         for m in monitors { m.downloadDidVerify(job: job, algorithm: algorithm, digest: digest, bytes: bytes) }
     }
+    public func paginationDidFetchPage(job: String, page: Int, records: Int?) {
+        for m in monitors { m.paginationDidFetchPage(job: job, page: page, records: records) }
+    }
+    public func paginationDidResume(job: String, page: Int) { for m in monitors { m.paginationDidResume(job: job, page: page) } }
+    public func paginationDidStop(job: String, page: Int, reason: String) { for m in monitors { m.paginationDidStop(job: job, page: page, reason: reason) } }
     public func responseCacheDidReport(_ problem: CacheProblem) { for m in monitors { m.responseCacheDidReport(problem) } }
     public func networkWasLost() { for m in monitors { m.networkWasLost() } }
     public func networkWasRestored(after down: Duration) { for m in monitors { m.networkWasRestored(after: down) } }

@@ -43,6 +43,14 @@ public protocol EventMonitor: Sendable {
     func downloadDidRestart(job: String?, offset: Int64, reason: String)
     /// A finished download matched its checksum: `download.verified`.
     func downloadDidVerify(job: String?, algorithm: String, digest: String, bytes: Int64)
+    /// A page of a paginated job is in and its outputs written: `pagination.page`.
+    func paginationDidFetchPage(job: String, page: Int, records: Int?)
+    /// A paginated job continues after the `page` an earlier run committed: `pagination.resumed`.
+    func paginationDidResume(job: String, page: Int)
+    /// Pagination ended before the pages did: `pagination.stopped`, a warning, and the job still
+    /// succeeds. `reason`: `max_pages` (the limit was reached) or `loop` (a next link or cursor
+    /// came round again).
+    func paginationDidStop(job: String, page: Int, reason: String)
 
     // MARK: Response cache
 
@@ -70,6 +78,9 @@ public protocol EventMonitor: Sendable {
 extension EventMonitor {
     public func requestDidCreate(_ request: RequestInfo) {}
     public func request(_ request: RequestInfo, didAdaptInitialRequest initial: BuiltRequest, to adapted: BuiltRequest) {}
+    public func paginationDidFetchPage(job: String, page: Int, records: Int?) {}
+    public func paginationDidResume(job: String, page: Int) {}
+    public func paginationDidStop(job: String, page: Int, reason: String) {}
     public func requestDidResume(_ request: RequestInfo) {}
     public func request(_ request: RequestInfo, didReceiveBytes count: Int) {}
     public func request(_ request: RequestInfo, didGatherMetrics metrics: RequestMetrics) {}

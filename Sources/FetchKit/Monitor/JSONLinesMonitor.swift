@@ -149,6 +149,29 @@ public final class JSONLinesMonitor: EventMonitor {
         emit(line)
     }
 
+    public func paginationDidFetchPage(job: String, page: Int, records: Int?) {
+        var line = start("info", "pagination.page")
+        line.string("job", job)
+        line.int("page", page)
+        if let records { line.int("records", records) }
+        emit(line)
+    }
+
+    public func paginationDidResume(job: String, page: Int) {
+        var line = start("info", "pagination.resumed")
+        line.string("job", job)
+        line.int("page", page)
+        emit(line)
+    }
+
+    public func paginationDidStop(job: String, page: Int, reason: String) {
+        var line = start("warn", "pagination.stopped")
+        line.string("job", job)
+        line.int("page", page)
+        line.string("reason", reason)
+        emit(line)
+    }
+
     public func runDidFinish(_ summary: RunSummary) {
         var line = start(summary.exitStatus == .success ? "info" : "error", "run.finished")
         line.int("succeeded", summary.count(.succeeded))

@@ -126,6 +126,18 @@ public final class TextLogMonitor: EventMonitor {
         line("warn", "download.restarted", (job.map { [("job", $0)] } ?? []) + [("offset", "\(offset)"), ("reason", reason)])
     }
 
+    public func paginationDidFetchPage(job: String, page: Int, records: Int?) {
+        line("info", "pagination.page", [("job", job), ("page", "\(page)")] + (records.map { [("records", "\($0)")] } ?? []))
+    }
+
+    public func paginationDidResume(job: String, page: Int) {
+        line("info", "pagination.resumed", [("job", job), ("page", "\(page)")])
+    }
+
+    public func paginationDidStop(job: String, page: Int, reason: String) {
+        line("warn", "pagination.stopped", [("job", job), ("page", "\(page)"), ("reason", reason)])
+    }
+
     public func downloadDidVerify(job: String?, algorithm: String, digest: String, bytes: Int64) {
         line("info", "download.verified", (job.map { [("job", $0)] } ?? []) + [(algorithm, digest), ("bytes", "\(bytes)")])
     }

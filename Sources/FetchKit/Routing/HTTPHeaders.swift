@@ -44,6 +44,11 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
         headers.first { Self.sameName($0.name, name) }?.value
     }
 
+    /// Every value of `name`, in order (a response may send `Link` in several fields).
+    public func values(for name: String) -> [String] {
+        headers.filter { Self.sameName($0.name, name) }.map(\.value)
+    }
+
     public subscript(name: String) -> String? {
         get { value(for: name) }
         set { if let newValue { update(name: name, value: newValue) } else { remove(name: name) } }

@@ -76,8 +76,10 @@ final class JobContext: Sendable {
         // Each sink type gets its own call, so the session's generic pipeline is specialized for it
         // instead of going through an existential's witness tables on every step.
         let result: JobResult
-        if let escape = [job.downloadPath ?? job.savePath, job.headersPath].lazy.compactMap({ $0 }).compactMap(outputEscape).first {
+        if let escape = [job.downloadPath ?? job.savePath, job.headersPath, job.itemsPath].lazy.compactMap({ $0 }).compactMap(outputEscape).first {
             result = JobResult(job: job.id, outcome: .failed, attempts: 0, error: escape, duration: .now - started)
+        } else if let pagination = job.pagination {
+            result = await executePaginated(job, pagination: pagination, started: started)
         } else if offline, let download = job.downloadPath {
             result = offlineDownload(job, destination: download, started: started)
         } else if let download = job.downloadPath, segments(of: job) > 1 {
@@ -109,6 +111,21 @@ final class JobContext: Sendable {
             }
             return JobResult(job: job.id, outcome: outcome, status: response.status, bytes: response.bytes,
                              attempts: response.attempts, duration: .now - started, path: path, cache: options.cache == nil ? nil : response.cache)
+        } catch {
+            let failure = error as? FetchError ?? FetchError(.io, redactor.redact("\(error)"))
+            return JobResult(job: job.id, outcome: .failed, status: failure.status, attempts: failure.attempts ?? 1,
+                             error: failure, duration: .now - started)
+        }
+    }
+
+    /// A job that pages through results (`Paginator`).
+    private func executePaginated(_ job: ExpandedJob, pagination: Pagination, started: ContinuousClock.Instant) async -> JobResult {
+        let paginator = Paginator(job: job, pagination: pagination, session: session, options: requestOptions(for: job), monitor: monitor,
+                                  store: store, resumes: resumes, redactor: redactor, secretHeaders: secretHeaders)
+        do {
+            let outcome = try await paginator.run()
+            return JobResult(job: job.id, outcome: outcome.allCached && outcome.pages > 0 ? .cached : .succeeded, status: outcome.status,
+                             bytes: outcome.bytes, attempts: outcome.requests, duration: .now - started, path: job.itemsPath ?? job.savePath)
         } catch {
             let failure = error as? FetchError ?? FetchError(.io, redactor.redact("\(error)"))
             return JobResult(job: job.id, outcome: .failed, status: failure.status, attempts: failure.attempts ?? 1,

@@ -97,6 +97,25 @@ public final class StateStore: Sendable {
                 t.primaryKey(["destination", "idx"])
             }
         }
+        migrator.registerMigration("v5: pagination_progress, pagination_seen") { db in
+            // A paginated job's last committed page, so a run after a crash continues from the next
+            // one; and every next link or cursor it followed, to tell a loop.
+            try db.create(table: "pagination_progress") { t in
+                t.primaryKey("job", .text)
+                t.column("fingerprint", .text).notNull()
+                t.column("page", .integer).notNull()
+                t.column("next", .text).notNull()
+                t.column("records", .integer).notNull()
+                t.column("items_bytes", .integer).notNull()
+                t.column("bytes", .integer).notNull()
+                t.column("requests", .integer).notNull()
+            }
+            try db.create(table: "pagination_seen") { t in
+                t.column("job", .text).notNull()
+                t.column("key", .text).notNull()
+                t.primaryKey(["job", "key"])
+            }
+        }
         return migrator
     }
 

@@ -92,7 +92,9 @@ extension JobExpander {
             for name in names where name.hasPrefix("row.") { uses.append((String(name.dropFirst(4)), location)) }
         }
         for param in spec.params { add(Self.placeholders(in: param.value), param.location) }
-        for path in [spec.save, spec.download, spec.saveHeaders, spec.key].compactMap({ $0 }) { add(Template(path.template).placeholders, path.location) }
+        for path in [spec.save, spec.download, spec.saveHeaders, spec.saveItems, spec.key].compactMap({ $0 }) {
+            add(Template(path.template).placeholders, path.location)
+        }
         for header in spec.behaviour.headers { if let value = header.value { add(Template(value).placeholders, spec.location) } }
         if case .url(let url, _, let request) = spec.target {
             add(Template(url).placeholders, spec.location)
@@ -106,8 +108,9 @@ extension JobExpander {
     /// Output paths and the key may use params, `matrix.` and `row.` values, nothing else.
     private mutating func checkOutputPlaceholders(_ spec: JobSpec) {
         let params = Set(spec.params.map(\.name))
-        for path in [spec.save, spec.download, spec.saveHeaders, spec.key].compactMap({ $0 }) {
+        for path in [spec.save, spec.download, spec.saveHeaders, spec.saveItems, spec.key].compactMap({ $0 }) {
             for name in Template(path.template).placeholders where !name.hasPrefix("row.") && !name.hasPrefix("matrix.") && !params.contains(name) {
+                if name == "page" { continue }  // reported by checkPaginationOutputs when the job doesn't paginate
                 diagnostics.error("undeclared-placeholder", "'{{\(name)}}' in job '\(spec.id)' is not one of its params", at: path.location,
                                   hint: "take it from the data file as {{row.\(name)}}, or add it under params:")
             }

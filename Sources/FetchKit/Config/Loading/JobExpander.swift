@@ -52,6 +52,7 @@ struct JobExpander {
             }
             checkSegments(spec, route: route)
             let common = ExpandedJob.Common(spec: spec, route: route, behaviour: behaviour)
+            checkPaginationOutputs(spec, pagination: common.pagination, route: route)
             if spec.from != nil {
                 dataFileEntries.append(common)
                 continue
@@ -60,6 +61,8 @@ struct JobExpander {
             let save = spec.save.map { (Template($0.template), $0) }
             let download = spec.download.map { (Template($0.template), $0) }
             let saveHeaders = spec.saveHeaders.map { (Template($0.template), $0) }
+            let saveItems = spec.saveItems.map { (Template($0.template), $0) }
+            let pageContext: ParameterValue? = common.pagination == nil ? nil : .string("{{page}}")
             var placeholdersChecked = false
             for combination in Self.combinations(spec.matrix.map { ($0.key, $0.values) }) {
                 let id = combination.isEmpty ? spec.id
@@ -70,11 +73,14 @@ struct JobExpander {
                 let params = bindParams(spec, route: route, matrix: values, checkPlaceholders: firstExpansion)
                 placeholdersChecked = true
                 var job = ExpandedJob(id: id, matrix: combination, params: params, savePath: nil, downloadPath: nil, needs: [], common: common)
-                let context = values.isEmpty ? params : params.merging(values) { a, _ in a }
+                var context = values.isEmpty ? params : params.merging(values) { a, _ in a }
+                // `{{page}}` stays in a paginated job's save path, filled in for each page.
+                if let pageContext, context["page"] == nil { context["page"] = pageContext }
                 let entry = firstExpansion ? spec.id : nil
                 job.savePath = save.flatMap { outputPath($0.0, $0.1, context: context, jobID: id, reportingFor: entry, outputs: &outputs) }
                 job.downloadPath = download.flatMap { outputPath($0.0, $0.1, context: context, jobID: id, reportingFor: entry, outputs: &outputs) }
                 job.headersPath = saveHeaders.flatMap { outputPath($0.0, $0.1, context: context, jobID: id, reportingFor: entry, outputs: &outputs) }
+                job.itemsPath = saveItems.flatMap { outputPath($0.0, $0.1, context: context, jobID: id, reportingFor: entry, outputs: &outputs) }
                 expanded.append(job)
                 if !combination.isEmpty { idsByBase[spec.id, default: []].append(id) }
             }
@@ -122,6 +128,31 @@ struct JobExpander {
         } else if count > settings.perHost {
             diagnostics.warning("segments-limited", "only \(settings.perHost) connections to one host open at once (per_host), so \(settings.perHost) of the \(count) segments run at a time",
                                 at: location, hint: "raise settings.per_host to \(count)")
+        }
+    }
+
+    /// A paginated job saves each page (`{{page}}` in `save`) or the records (`save_items`, which
+    /// needs `items`); an unpaginated job has no pages to number.
+    mutating func checkPaginationOutputs(_ spec: JobSpec, pagination: Pagination?, route: CompiledRoute) {
+        if let pagination {
+            if let save = spec.save, !Template(save.template).placeholders.contains("page") {
+                diagnostics.error("pagination-save", "job '\(spec.id)' pages through results, and 'save' would write every page to one file",
+                                  at: save.location, hint: "put {{page}} in the path (one file a page), or use save_items: to write the records as JSON Lines")
+            }
+            if let items = spec.saveItems, pagination.items == nil {
+                diagnostics.error("missing-key", "'save_items' writes the records that paginate.items names, and job '\(spec.id)' has no 'items'",
+                                  at: items.location, hint: "add items: \"$.path.to.records\" to the paginate block")
+            }
+        } else {
+            if let items = spec.saveItems {
+                diagnostics.error("missing-key", "'save_items' writes the records of every page, and job '\(spec.id)' does not paginate",
+                                  at: items.location, hint: "add a paginate block to the job or its route '\(route.name)', or use save:")
+            }
+            for path in [spec.save, spec.download, spec.saveHeaders].compactMap({ $0 }) where Template(path.template).placeholders.contains("page") {
+                if spec.params.contains(where: { $0.name == "page" }) { continue }
+                diagnostics.error("undeclared-placeholder", "'{{page}}' numbers the pages of a paginated job, and job '\(spec.id)' does not paginate",
+                                  at: path.location, hint: "add a paginate block to the job or its route '\(route.name)'")
+            }
         }
     }
 
@@ -226,7 +257,7 @@ struct JobExpander {
         if !unknown.isEmpty {
             // An unknown `matrix.` key is reported by `checkMatrixKeys`.
             if let entry {
-                for name in unknown where !name.hasPrefix("matrix.") {
+                for name in unknown where !name.hasPrefix("matrix.") && name != "page" {
                     diagnostics.error("undeclared-placeholder", "'{{\(name)}}' in the output path of job '\(entry)' is not one of its params",
                                       at: path.location, hint: "add it under params:, or take it from the matrix as {{matrix.\(name)}}")
                 }

@@ -50,11 +50,14 @@ public struct ExpandedJob: Sendable {
         let spec: JobSpec
         let route: CompiledRoute
         let behaviour: Behaviour
+        /// The job's `paginate`, else its route's.
+        let pagination: Pagination?
 
         init(spec: JobSpec, route: CompiledRoute, behaviour: Behaviour) {
             self.spec = spec
             self.route = route
             self.behaviour = behaviour
+            pagination = spec.pagination ?? route.spec?.pagination
         }
     }
 
@@ -68,6 +71,8 @@ public struct ExpandedJob: Sendable {
     public var downloadPath: String?
     /// `save_headers`: where the status line and response headers go.
     public var headersPath: String?
+    /// `save_items`: where a paginated job's records go, as JSON Lines.
+    public var itemsPath: String?
     /// Expanded ids of the jobs this one needs.
     public var needs: [String]
     /// A data-file job's record, as `row.<name>` (see `DataFileJobs`); empty otherwise.
@@ -80,6 +85,8 @@ public struct ExpandedJob: Sendable {
     public var route: CompiledRoute { common.route }
     /// Fully layered behaviour: job > route > route file defaults > settings > built-in.
     public var behaviour: Behaviour { common.behaviour }
+    /// How the job pages through results; nil for a job of one request.
+    public var pagination: Pagination? { common.pagination }
 
     /// A router that builds this job's request; matrix values fill `{{matrix.key}}` in job headers.
     public var router: Router {

@@ -89,6 +89,10 @@ public final class JobSpec: Sendable {
     public var key: OutputPath? { extras?.key }
     /// `download: {segments: N}`: connections for this job's download, and where it was written.
     public var downloadSegments: (count: Int, location: SourceLocation)? { extras?.downloadSegments }
+    /// `paginate:` of this job, over its route's.
+    public var pagination: Pagination? { extras?.pagination }
+    /// `save_items:` the records of every page, as JSON Lines.
+    public var saveItems: OutputPath? { extras?.saveItems }
 
     private final class Extras: Sendable {
         let description: String?
@@ -98,9 +102,11 @@ public final class JobSpec: Sendable {
         let from: DataFileSource?
         let key: OutputPath?
         let downloadSegments: (count: Int, location: SourceLocation)?
+        let pagination: Pagination?
+        let saveItems: OutputPath?
 
         init(description: String?, download: OutputPath?, saveHeaders: OutputPath?, checksum: Checksum?, from: DataFileSource?, key: OutputPath?,
-             downloadSegments: (count: Int, location: SourceLocation)?) {
+             downloadSegments: (count: Int, location: SourceLocation)?, pagination: Pagination?, saveItems: OutputPath?) {
             self.description = description
             self.download = download
             self.saveHeaders = saveHeaders
@@ -108,6 +114,8 @@ public final class JobSpec: Sendable {
             self.from = from
             self.key = key
             self.downloadSegments = downloadSegments
+            self.pagination = pagination
+            self.saveItems = saveItems
         }
     }
 
@@ -115,7 +123,8 @@ public final class JobSpec: Sendable {
          params: [(name: String, value: ParameterValue, location: SourceLocation, keyLocation: SourceLocation)],
          matrix: [(key: String, values: [ParameterValue], location: SourceLocation)], needs: [(id: String, location: SourceLocation)],
          save: OutputPath?, download: OutputPath?, saveHeaders: OutputPath?, checksum: Checksum?, from: DataFileSource?, key: OutputPath?,
-         behaviour: Behaviour, location: SourceLocation, baseDirectory: String, downloadSegments: (count: Int, location: SourceLocation)? = nil) {
+         behaviour: Behaviour, location: SourceLocation, baseDirectory: String, downloadSegments: (count: Int, location: SourceLocation)? = nil,
+         pagination: Pagination? = nil, saveItems: OutputPath? = nil) {
         self.id = id
         self.target = target
         self.params = params
@@ -126,8 +135,9 @@ public final class JobSpec: Sendable {
         self.location = location
         self.baseDirectory = baseDirectory
         let hasExtras = description != nil || download != nil || saveHeaders != nil || checksum != nil || from != nil || key != nil
+            || pagination != nil || saveItems != nil
         extras = hasExtras ? Extras(description: description, download: download, saveHeaders: saveHeaders, checksum: checksum, from: from, key: key,
-                                    downloadSegments: downloadSegments) : nil
+                                    downloadSegments: downloadSegments, pagination: pagination, saveItems: saveItems) : nil
     }
 }
 

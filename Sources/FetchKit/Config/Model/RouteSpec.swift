@@ -23,6 +23,8 @@ public struct RouteSpec: Sendable {
     public var request: RequestSpec
     public var behaviour: Behaviour
     public var download: DownloadOptions?
+    /// `paginate:`: the route's results come a page at a time (jobs may override it).
+    public var pagination: Pagination?
     public var location: SourceLocation
 
     /// `service.route`, the name jobs use.

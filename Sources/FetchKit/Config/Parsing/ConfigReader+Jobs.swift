@@ -5,7 +5,7 @@ extension ConfigReader {
     static let settingsKeys = ["concurrency", "per_host", "rate_limits", "output_dir", "state_dir", "fail_fast", "network", "http_version", "proxy",
                                "download"] + BehaviourKeys.all
     static let adHocOnlyKeys = ["method"] + RequestKeys.all
-    static let jobKeys = ["id", "description", "route", "url", "params", "matrix", "from", "key", "needs", "save", "download", "save_headers", "checksum"]
+    static let jobKeys = ["id", "description", "route", "url", "params", "matrix", "from", "key", "needs", "save", "download", "save_headers", "checksum", "paginate", "save_items"]
         + adHocOnlyKeys + BehaviourKeys.all
 
     func settings(_ node: Node?) -> Settings {
@@ -140,11 +140,19 @@ extension ConfigReader {
             error("conflicting-keys", "'key' names the jobs of a data file; job '\(id)' has no 'from'", at: k,
                   hint: "add from: {file: …}, or remove key:")
         }
+        let pagination = e["paginate"].flatMap(self.pagination)
+        let saveItems = e["save_items"].flatMap { n in string(n).map { OutputPath(template: $0, location: location(n)) } }
+        if let k = e.keyNode("save_items"), download != nil {
+            error("conflicting-keys", "'save_items' writes the records of a paginated response; job '\(id)' downloads one file", at: k)
+        }
+        if pagination != nil, download != nil, let k = e.keyNode("paginate") {
+            error("conflicting-keys", "job '\(id)' both downloads a file and pages through results (paginate); give one", at: k)
+        }
         guard let target else { return nil }
         return JobSpec(id: id, description: e["description"].flatMap { string($0) }, target: target, params: params,
                        matrix: matrix, needs: needs, save: save, download: download, saveHeaders: saveHeaders, checksum: checksum,
                        from: from, key: key, behaviour: behaviour(e), location: location(idNode), baseDirectory: directory,
-                       downloadSegments: downloadSegments)
+                       downloadSegments: downloadSegments, pagination: pagination, saveItems: saveItems)
     }
 
     /// `download: PATH`, or `download: {path: PATH, segments: N}` to fetch it over N connections.

@@ -1,7 +1,7 @@
 import Yams
 
 extension ConfigReader {
-    static let routeKeys = ["method", "path", "description", "params", "download"] + RequestKeys.all + BehaviourKeys.all
+    static let routeKeys = ["method", "path", "description", "params", "download", "paginate"] + RequestKeys.all + BehaviourKeys.all
     static let paramKeys = ["type", "required", "default", "enum", "minimum", "maximum", "pattern", "description"]
 
     /// Reads `service`, `base_url`, `defaults` and `routes` of a file that has routes.
@@ -90,11 +90,15 @@ extension ConfigReader {
         }
         let request = requestSpec(e, method: method)
         let behaviour = behaviour(e)
+        let pagination = e["paginate"].flatMap(self.pagination)
+        if pagination != nil, download != nil, let k = e.keyNode("paginate") {
+            error("conflicting-keys", "route '\(name)' both streams its response to disk (download) and pages through results (paginate); give one", at: k)
+        }
         warnIfCacheIsIgnored(e, method: method, downloads: download != nil)
         guard let path else { return nil }
         let route = RouteSpec(service: service, name: name, method: method, path: path,
                               description: e["description"].flatMap { string($0) }, params: params, request: request,
-                              behaviour: behaviour, download: download, location: location(keyNode))
+                              behaviour: behaviour, download: download, pagination: pagination, location: location(keyNode))
         checkPlaceholders(of: route, entries: e)
         return route
     }

@@ -1,0 +1,113 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// Paginated endpoints, one per style, over one list of `total` records (default 95) of
+/// `{"id": n, "name": "item-n", "updated_at": "<time n minutes after 2026-01-01T00:00:00Z>"}`:
+///
+/// - `/pages/link?page=N&per_page=P`: a JSON array, and `Link: <…>; rel="next"` (plus `prev`,
+///   `first`, `last`), relative by default, absolute with `absolute=1`, as GitHub pages.
+/// - `/pages/json?page=N`: `{"items": […], "next": "/pages/json?page=N+1…" | null, "total_count": T}`.
+/// - `/pages/cursor?cursor=C&per_page=P`: `{"data": […], "meta": {"next_cursor": "c<offset>" | null}}`.
+/// - `/pages/offset?offset=O&limit=L`: `{"results": […], "total": T}`.
+/// - `/pages/number?page=N`: `{"items": […]}`, empty past the end; with `notfound=1` a 404 there.
+/// - `/pages/loop?page=N`: as `/pages/json`, but page 3's next link is page 2 again.
+/// - POST `/pages/graphql` with `{"variables": {"after": C, "first": P}}`:
+///   `{"data": {"repos": {"nodes": […], "pageInfo": {"hasNextPage": B, "endCursor": C}}}}`.
+///
+/// Every style takes `fail_on=N` (page N answers 500, the first `fail_times` times, default always)
+/// and `delay_ms=M` (each page waits that long: a slow API). `since=T` keeps the records updated
+/// after T (an incremental fetch); `updated_after=K` shifts the list K minutes later.
+extension TestServerRoutes {
+    static func pages(_ request: ServerRequest, style: String, state: TestServerState) -> Reply {
+        let total = request.int("total") ?? 95
+        let perPage = max(1, request.int("per_page") ?? request.int("limit") ?? 10)
+        var list = Array(1...max(total, 1)).prefix(total).map { $0 }
+        if let since = request.query["since"] { list = list.filter { updatedAt($0, request) > since } }
+        func page(from offset: Int, count: Int) -> [Int] {
+            guard offset < list.count else { return [] }
+            return Array(list[offset..<min(list.count, offset + count)])
+        }
+        // Which page this is (1-based), for fail_on.
+        let pageNumber: Int
+        switch style {
+        case "offset": pageNumber = (request.int("offset") ?? 0) / perPage + 1
+        case "cursor": pageNumber = (request.query["cursor"].flatMap { Int($0.dropFirst()) } ?? 0) / perPage + 1
+        case "graphql":
+            let after = graphQLVariables(request)["after"] as? String
+            pageNumber = (after.flatMap { Int($0.dropFirst()) } ?? 0) / perPage + 1
+        default: pageNumber = request.int("page") ?? 1
+        }
+        if let failOn = request.int("fail_on"), pageNumber == failOn {
+            let times = request.int("fail_times") ?? Int.max
+            if state.hit("pages-fail:\(request.path):\(failOn):\(request.query["key"] ?? "")") <= times {
+                return .text(.internalServerError, "page \(failOn) fails\n")
+            }
+        }
+        var reply: Reply
+        let keep = request.query.filter { !["page", "offset", "cursor"].contains($0.key) }
+            .sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "&")
+        let suffix = keep.isEmpty ? "" : "&" + keep
+        switch style {
+        case "link":
+            let number = max(1, request.int("page") ?? 1)
+            let ids = page(from: (number - 1) * perPage, count: perPage)
+            let lastPage = max(1, (list.count + perPage - 1) / perPage)
+            let base = request.int("absolute") == 1 ? "http://\(request.headers["Host"].first ?? "127.0.0.1")/pages/link" : "/pages/link"
+            var links: [String] = []
+            if number < lastPage { links.append("<\(base)?page=\(number + 1)\(suffix)>; rel=\"next\"") }
+            if number > 1 { links.append("<\(base)?page=\(number - 1)\(suffix)>; rel=\"prev\"") }
+            links.append("<\(base)?page=1\(suffix)>; rel=\"first\"")
+            links.append("<\(base)?page=\(lastPage)\(suffix)>; rel=\"last\"")
+            reply = .json(.ok, "[" + ids.map { record($0, request) }.joined(separator: ",") + "]", headers: [("Link", links.joined(separator: ", "))])
+        case "json", "loop":
+            let number = max(1, request.int("page") ?? 1)
+            let ids = page(from: (number - 1) * perPage, count: perPage)
+            var next: Int? = number * perPage < list.count ? number + 1 : nil
+            if style == "loop", number == 3 { next = 2 }
+            let nextText = next.map { "\"/pages/\(style)?page=\($0)\(suffix)\"" } ?? "null"
+            reply = .json(.ok, "{\"items\":[" + ids.map { record($0, request) }.joined(separator: ",") + "],\"next\":\(nextText),\"total_count\":\(list.count)}")
+        case "cursor":
+            let offset = request.query["cursor"].flatMap { Int($0.dropFirst()) } ?? 0
+            let ids = page(from: offset, count: perPage)
+            let next = offset + perPage < list.count ? "\"c\(offset + perPage)\"" : "null"
+            reply = .json(.ok, "{\"data\":[" + ids.map { record($0, request) }.joined(separator: ",") + "],\"meta\":{\"next_cursor\":\(next)}}")
+        case "offset":
+            let offset = request.int("offset") ?? 0
+            let ids = page(from: offset, count: perPage)
+            reply = .json(.ok, "{\"results\":[" + ids.map { record($0, request) }.joined(separator: ",") + "],\"total\":\(list.count)}")
+        case "number":
+            let number = request.int("page") ?? 1
+            let ids = page(from: (number - 1) * perPage, count: perPage)
+            if ids.isEmpty, request.int("notfound") == 1 { return .text(.notFound, "no page \(number)\n") }
+            reply = .json(.ok, "{\"items\":[" + ids.map { record($0, request) }.joined(separator: ",") + "]}")
+        case "graphql":
+            guard request.method == .POST else { return .text(.methodNotAllowed, "POST a query\n") }
+            let variables = graphQLVariables(request)
+            let first = (variables["first"] as? Int) ?? perPage
+            let offset = (variables["after"] as? String).flatMap { Int($0.dropFirst()) } ?? 0
+            let ids = page(from: offset, count: first)
+            let hasNext = offset + first < list.count
+            reply = .json(.ok, "{\"data\":{\"repos\":{\"nodes\":[" + ids.map { record($0, request) }.joined(separator: ",")
+                          + "],\"pageInfo\":{\"hasNextPage\":\(hasNext),\"endCursor\":\"c\(offset + ids.count)\"}}}}")
+        default:
+            return .text(.notFound, "no paginated style '\(style)'\n")
+        }
+        if let delay = request.int("delay_ms") { reply.delay = .milliseconds(Int64(delay)) }
+        return reply
+    }
+
+    private static func graphQLVariables(_ request: ServerRequest) -> [String: Any] {
+        let body = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any]
+        return body?["variables"] as? [String: Any] ?? [:]
+    }
+
+    static func updatedAt(_ id: Int, _ request: ServerRequest) -> String {
+        let minutes = id + (request.int("updated_after") ?? 0)
+        return String(format: "2026-01-%02dT%02d:%02d:00Z", 1 + minutes / 1440, (minutes / 60) % 24, minutes % 60)
+    }
+
+    static func record(_ id: Int, _ request: ServerRequest) -> String {
+        "{\"id\":\(id),\"name\":\"item-\(id)\",\"updated_at\":\"\(updatedAt(id, request))\"}"
+    }
+}
