@@ -61,7 +61,7 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                                         query: query, headers: head.headers, body: body)
             state.requestStarted(RecordedRequest(
                 method: head.method.rawValue, uri: head.uri, path: request.path,
-                headers: head.headers.map { ($0.name, $0.value) }, bodyBytes: body.count, time: .now,
+                headers: head.headers.map { ($0.name, $0.value) }, bodyBytes: body.count, body: Array(body.prefix(65_536)), time: .now,
                 httpVersion: head.version.major == 2 ? "HTTP/2" : "HTTP/1.1", clientCertificate: clientCertificate(context)))
             var reply = TestServerRoutes.reply(to: request, state: state)
             reply.compressible = query["compress"] == "1"

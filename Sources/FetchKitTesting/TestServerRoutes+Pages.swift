@@ -16,7 +16,8 @@ import NIOHTTP1
 ///   `{"data": {"repos": {"nodes": […], "pageInfo": {"hasNextPage": B, "endCursor": C}}}}`.
 ///
 /// Every style takes `fail_on=N` (page N answers 500, the first `fail_times` times, default always)
-/// and `delay_ms=M` (each page waits that long: a slow API). `since=T` keeps the records updated
+/// and `delay_ms=M` (each page waits that long: a slow API); `slow_on=N&slow_ms=M` delays page N
+/// only, the first `slow_times` times (default once), for a test to kill the run there. `since=T` keeps the records updated
 /// after T (an incremental fetch); `updated_after=K` shifts the list K minutes later.
 extension TestServerRoutes {
     static func pages(_ request: ServerRequest, style: String, state: TestServerState) -> Reply {
@@ -43,6 +44,11 @@ extension TestServerRoutes {
             if state.hit("pages-fail:\(request.path):\(failOn):\(request.query["key"] ?? "")") <= times {
                 return .text(.internalServerError, "page \(failOn) fails\n")
             }
+        }
+        var slowFor: Int64 = 0
+        if let slowOn = request.int("slow_on"), pageNumber == slowOn,
+           state.hit("pages-slow:\(request.path):\(slowOn):\(request.query["key"] ?? "")") <= (request.int("slow_times") ?? 1) {
+            slowFor = Int64(request.int("slow_ms") ?? 30_000)
         }
         var reply: Reply
         let keep = request.query.filter { !["page", "offset", "cursor"].contains($0.key) }
@@ -93,7 +99,7 @@ extension TestServerRoutes {
         default:
             return .text(.notFound, "no paginated style '\(style)'\n")
         }
-        if let delay = request.int("delay_ms") { reply.delay = .milliseconds(Int64(delay)) }
+        reply.delay = .milliseconds(Int64(request.int("delay_ms") ?? 0) + slowFor)
         return reply
     }
 

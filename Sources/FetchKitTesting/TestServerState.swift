@@ -9,6 +9,8 @@ public struct RecordedRequest: Sendable {
     public var path: String
     public var headers: [(name: String, value: String)]
     public var bodyBytes: Int
+    /// The body's first 64 KiB (enough for the JSON of a GraphQL query).
+    public var body: [UInt8] = []
     /// When the request head arrived.
     public var time: ContinuousClock.Instant
     /// The protocol it came over: "HTTP/1.1", or "HTTP/2" on the TLS server when ALPN chose h2.
