@@ -37,7 +37,7 @@ KNOWN_CODES = {
     "yaml-syntax", "duplicate-key", "unknown-key", "type-mismatch", "invalid-value",
     "invalid-duration", "invalid-rate", "invalid-size", "invalid-status", "invalid-url",
     "invalid-checksum", "invalid-id", "missing-key", "unsupported-version", "conflicting-keys",
-    "key-not-allowed",
+    "key-not-allowed", "invalid-jsonpath",
 }
 
 # Keywords whose subschemas constrain rather than declare keys: the lint skips them.

@@ -544,6 +544,70 @@ DEFS["route_download"] = {
 }
 
 
+DEFS["jsonpath"] = string(
+    "A JSONPath query (RFC 9535 subset: $, .name, ['name'], [index] (negative from the end), [*], .*, [start:end:step], ..name descendants; no filters).",
+    pattern="^(\\$.*|" + ENV + ")$",
+)
+
+PARAM_PATH = r"^[^.\s]+(\.[^.\s]+)*$"
+
+DEFS["paginate"] = obj(
+    "The route's results come a page at a time: how the next request follows from the last response, where a page's records are, and when to stop. See docs/crawling.md.",
+    {
+        "next": {
+            "type": "object",
+            "description": "How the next page is requested: exactly one style.",
+            "minProperties": 1,
+            "maxProperties": 1,
+            "additionalProperties": False,
+            "properties": {
+                "link_header": string("Follow the Link header's target with this relation (RFC 8288), as GitHub pages.", minLength=1, examples=["next"]),
+                "json": ref("jsonpath", "A URL in the body (absolute, or relative to the request's); null, missing or empty ends pagination."),
+                "cursor": obj(
+                    "Send the value at `from` as `param`; null, missing or empty ends pagination.",
+                    {
+                        "from": ref("jsonpath", "Where the next cursor is in the body."),
+                        "param": string("The query parameter, or for a JSON body a dotted path into it (variables.after).", pattern=PARAM_PATH),
+                    },
+                    required=["from", "param"],
+                ),
+                "offset": obj(
+                    "Send `param` = start, start + limit, …; a page with fewer than `limit` records is the last.",
+                    {
+                        "param": string("The offset's query parameter (or dotted path into a JSON body).", pattern=PARAM_PATH),
+                        "limit_param": string("Also send `limit` under this name.", pattern=PARAM_PATH),
+                        "limit": {"type": "integer", "minimum": 1, "description": "Records a page asks for."},
+                        "start": {"type": "integer", "minimum": 0, "default": 0, "description": "The first offset."},
+                    },
+                    required=["param", "limit"],
+                ),
+                "page": obj(
+                    "Send the page number as `param`, counting up from `start`.",
+                    {
+                        "param": string("The page number's query parameter (or dotted path into a JSON body).", pattern=PARAM_PATH),
+                        "start": {"type": "integer", "minimum": 0, "default": 1, "description": "The first page's number."},
+                    },
+                    required=["param"],
+                ),
+            },
+        },
+        "items": ref("jsonpath", "Where a page's records are: a path to an array means its elements; a path with a wildcard means its matches. save_items writes them; when_empty counts them."),
+        "stop": obj(
+            "What ends pagination besides the next link or cursor running out.",
+            {
+                "when_empty": boolean("A page with no records (per items) is the last.", default=True),
+                "max_pages": {"type": "integer", "minimum": 1, "default": 1000,
+                              "description": "At most this many pages a run; reaching it with more to fetch ends pagination with a pagination.stopped warning, and the job succeeds."},
+                "total": ref("jsonpath", "Stop once this many records (the value at this path) have been fetched. Needs items."),
+                "status": ref("status_set", "A response with this status ends pagination (it is not a page, and not a failure): e.g. 404."),
+                "while": ref("jsonpath", "Go on only while the value here is true (e.g. $.data.repos.pageInfo.hasNextPage)."),
+            },
+        ),
+    },
+    required=["next"],
+)
+
+
 def behaviour_properties():
     return {
         "headers": ref("headers", "Request headers; null removes an inherited header."),
@@ -619,6 +683,7 @@ route_props["params"] = {
 route_props.update(request)
 route_props.update(behaviour_properties())
 route_props["download"] = ref("route_download", "Stream the response to disk: true, false or {resumable}.")
+route_props["paginate"] = ref("paginate", "Page through the results (jobs may override it): next, items, stop.")
 
 DEFS["route"] = obj(
     "One endpoint.",
@@ -757,6 +822,11 @@ job_props["save_headers"] = string(
     minLength=1,
 )
 job_props["checksum"] = ref("checksum", "Expected digest of the download: sha256:<hex> or sha512:<hex>.")
+job_props["paginate"] = ref("paginate", "Page through the results, instead of the route's paginate.")
+job_props["save_items"] = string(
+    "Append the records of every page (paginate.items) to this path under output_dir as JSON Lines, moved into place when the last page is in.",
+    minLength=1,
+)
 job_props.update(behaviour_properties())
 
 DEFS["job"] = obj(
@@ -767,6 +837,8 @@ DEFS["job"] = obj(
     dependentRequired={"checksum": ["download"], "key": ["from"]},
     allOf=[
         {"not": {"required": ["save", "download"]}},
+        {"not": {"required": ["save_items", "download"]}},
+        {"not": {"required": ["paginate", "download"]}},
         {
             "if": {"required": ["route"]},
             "then": {

@@ -144,7 +144,7 @@ struct JobExpander {
                                   at: items.location, hint: "add items: \"$.path.to.records\" to the paginate block")
             }
         } else {
-            if let items = spec.saveItems {
+            if let items = spec.saveItems, spec.download == nil {
                 diagnostics.error("missing-key", "'save_items' writes the records of every page, and job '\(spec.id)' does not paginate",
                                   at: items.location, hint: "add a paginate block to the job or its route '\(route.name)', or use save:")
             }

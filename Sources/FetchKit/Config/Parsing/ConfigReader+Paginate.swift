@@ -46,6 +46,8 @@ extension ConfigReader {
         guard let e = mapping(node, allowed: Self.paginateStyles, what: "paginate.next") else { return nil }
         guard e.items.count == 1, let (style, _, value) = e.items.first else {
             if e.items.isEmpty {
+                // Only unknown keys: each is reported already.
+                if case .mapping(let written) = node, written.count > 0 { return nil }
                 error("missing-key", "paginate.next names no style", at: node,
                       hint: "give one of: \(Self.paginateStyles.joined(separator: ", "))")
             } else {
