@@ -131,3 +131,23 @@ struct PageRequest: RequestConvertible {
         return true
     }
 }
+
+extension Router {
+    /// The request for page `page` (from 1) of the route's pagination, as `render --page N` shows
+    /// it: page 1 always; a later page only where the style can tell it without the pages before
+    /// (`offset`, `page`), since a next link or cursor comes from the last response.
+    public func makeRequest(page: Int, of pagination: Pagination) throws -> BuiltRequest {
+        guard page >= 1 else { throw RequestBuildError("pages count from 1") }
+        let cursor: PageCursor
+        switch pagination.next {
+        case .offset(_, _, let limit, let start): cursor = .number(start + (page - 1) * limit)
+        case .page(_, let start): cursor = .number(start + page - 1)
+        case .linkHeader, .json, .cursor:
+            guard page == 1 else {
+                throw RequestBuildError("route \(route.name) pages by \(pagination.next.style): the request for page \(page) comes from page \(page - 1)'s response, so only page 1 can be shown")
+            }
+            cursor = .first
+        }
+        return try PageRequest(router: self, next: pagination.next, cursor: cursor, credentialHeaders: []).makeRequest()
+    }
+}

@@ -13,6 +13,7 @@ struct RenderCommand: ParsableCommand {
         Examples:
           fetchctl render examples/github/github.routes.yaml github.search_repositories --param query=language:swift
           fetchctl render routes.yaml list_commits --param owner=Alamofire --param repo=Alamofire --format http
+          fetchctl render routes.yaml issues --page 3
         """
     )
 
@@ -27,6 +28,9 @@ struct RenderCommand: ParsableCommand {
 
     @Option(help: "Output format: curl or http.")
     var format: RequestRenderer.Format = .curl
+
+    @Option(help: "For a paginated route, the request of page N (offset and page numbers; other styles show page 1 only).")
+    var page: Int?
 
     @Flag(help: "Print secrets instead of <redacted>.")
     var showSecrets = false
@@ -53,7 +57,18 @@ struct RenderCommand: ParsableCommand {
         case .failure(let errors): throw ValidationError(errors.description)
         }
         let behaviour = compiled.behaviour.merged(over: config.jobsFile?.settings.behaviour ?? Behaviour())
-        let request = try Router(route: compiled, params: bound, behaviour: behaviour).makeRequest()
+        let router = Router(route: compiled, params: bound, behaviour: behaviour)
+        let request: BuiltRequest
+        if let page {
+            guard let pagination = compiled.spec?.pagination else { throw ValidationError("route \(compiled.name) does not paginate; --page needs a paginate block") }
+            do {
+                request = try router.makeRequest(page: page, of: pagination)
+            } catch let error as RequestBuildError {
+                throw ValidationError(error.message)
+            }
+        } else {
+            request = try router.makeRequest()
+        }
         let renderer = RequestRenderer(redactor: showSecrets ? .none : config.redactor)
         Output.stdout(try renderer.render(request, format: format, tls: behaviour.tls,
                                           httpVersion: config.jobsFile?.settings.httpVersion ?? .auto))
