@@ -27,6 +27,8 @@ struct Paginator {
         var records = 0
         /// Every page came from the response cache.
         var allCached = true
+        /// The last page's head and body (for captures).
+        var lastPage: (head: TransportResponseHead, body: Data)?
     }
 
     /// Fetches every page. Throws a `FetchError` for the job's failure; the pages committed before
@@ -73,6 +75,7 @@ struct Paginator {
                 break
             }
             let body = sink.body
+            outcome.lastPage = (sink.head ?? response.head, body)
             var document: JSONValue?
             if pagination.readsJSON {
                 do {

@@ -13,8 +13,11 @@ public struct Redactor: Sendable {
 
     /// False only for `--show-secrets`.
     public let isEnabled: Bool
+    /// Secrets learnt during the run (secret captures), shared by every copy of this redactor.
+    let learnt: SecretValues?
 
-    public init(secrets: some Sequence<String> = [], secretHeaders: some Sequence<String> = [String]()) {
+    public init(secrets: some Sequence<String> = [], secretHeaders: some Sequence<String> = [String](), learnt: SecretValues? = nil) {
+        self.learnt = learnt
         // Each secret also as it appears once escaped into a query string or a path.
         var forms: Set<String> = []
         for secret in secrets.flatMap(Self.withoutUnsetMarkers) where !secret.isEmpty {
@@ -30,6 +33,7 @@ public struct Redactor: Sendable {
     }
 
     private init(disabled: Void) {
+        learnt = nil
         secrets = []
         secretHeaders = []
         isEnabled = false
@@ -82,6 +86,11 @@ public struct Redactor: Sendable {
         var out = Self.redactURLUserinfo(text)
         for secret in secrets where out.contains(secret) {
             out = out.replacingOccurrences(of: secret, with: Self.placeholder)
+        }
+        if let learnt {
+            for secret in learnt.values where out.contains(secret) {
+                out = out.replacingOccurrences(of: secret, with: Self.placeholder)
+            }
         }
         return out
     }

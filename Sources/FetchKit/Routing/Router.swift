@@ -34,11 +34,15 @@ public struct Router: RequestConvertible {
             if let sole = rendered.solePlaceholder, params[sole] == nil { headers.remove(name: setting.name); continue }
             headers.update(name: setting.name, value: rendered.render { params[$0]?.text ?? "" })
         }
+        // Credentials may come from an earlier job's capture: `bearer: "{{jobs.login.token}}"`.
+        func fill(_ text: String) -> String {
+            Template.mayContainPlaceholder(text) ? Template(text).render { params[$0]?.text ?? "" } : text
+        }
         switch behaviour.auth {
-        case .bearer(let token)?: headers.update(name: "Authorization", value: "Bearer \(token)")
+        case .bearer(let token)?: headers.update(name: "Authorization", value: "Bearer \(fill(token))")
         case .basic(let user, let password)?:
-            headers.update(name: "Authorization", value: "Basic " + Data("\(user):\(password)".utf8).base64EncodedString())
-        case .header(let name, let value)?: headers.update(name: name, value: value)
+            headers.update(name: "Authorization", value: "Basic " + Data("\(fill(user)):\(fill(password))".utf8).base64EncodedString())
+        case .header(let name, let value)?: headers.update(name: name, value: fill(value))
         case .oauth2?, .none?, nil: break
         }
         let body = try buildBody(headers: &headers)

@@ -14,6 +14,8 @@ final class JobContext: Sendable {
     let outputGuard: OutputGuard
     /// `settings.download.segments`: connections per download where the job and route don't say.
     let downloadSegments: Int
+    /// What jobs captured (`capture:`), when any job captures.
+    let captures: CaptureStore?
     private let authenticators: [(options: OAuth2Options, interceptor: AuthenticationInterceptor<OAuth2Authenticator>)]
     /// Request options per `jobs:` entry: its expansions share one behaviour, so the retry policy,
     /// validator and redirector are built once per entry, not once per job.
@@ -29,6 +31,7 @@ final class JobContext: Sendable {
         offline = runner.options.offline
         outputGuard = OutputGuard(outputDir: runner.settings.outputDir)
         downloadSegments = runner.settings.downloadSegments
+        captures = runner.plan.jobs.contains(where: { !$0.spec.captures.isEmpty }) ? CaptureStore(secrets: runner.config.learntSecrets) : nil
         var authenticators: [(OAuth2Options, AuthenticationInterceptor<OAuth2Authenticator>)] = []
         for job in runner.plan.jobs {
             guard case .oauth2(let options)? = job.behaviour.auth, !authenticators.contains(where: { $0.0 == options }) else { continue }
@@ -73,6 +76,16 @@ final class JobContext: Sendable {
     func execute(_ job: ExpandedJob) async -> JobResult {
         let started = ContinuousClock.now
         monitor.jobDidStart(job.id)
+        var job = job
+        if !job.common.captureUses.isEmpty {
+            do {
+                try fillCaptures(into: &job)
+            } catch {
+                let result = JobResult(job: job.id, outcome: .failed, attempts: 0, error: error as? FetchError, duration: .now - started)
+                monitor.jobDidFinish(result)
+                return result
+            }
+        }
         // Each sink type gets its own call, so the session's generic pipeline is specialized for it
         // instead of going through an existential's witness tables on every step.
         let result: JobResult
@@ -101,6 +114,17 @@ final class JobContext: Sendable {
 
     private func execute<Sink: ResponseSink>(_ job: ExpandedJob, sink: Sink, path: String?, started: ContinuousClock.Instant,
                                              isUpToDate: () -> Bool = { false }) async -> JobResult {
+        if !job.spec.captures.isEmpty {
+            let capturing = CapturingSink(inner: sink, keepsBody: job.spec.captures.contains { $0.source.readsBody })
+            let result = await execute(job, anySink: capturing, path: path, started: started, isUpToDate: isUpToDate)
+            if result.outcome != .failed, let head = capturing.head { recordCaptures(of: job, head: head, body: capturing.body) }
+            return result
+        }
+        return await execute(job, anySink: sink, path: path, started: started, isUpToDate: isUpToDate)
+    }
+
+    private func execute<Sink: ResponseSink>(_ job: ExpandedJob, anySink sink: Sink, path: String?, started: ContinuousClock.Instant,
+                                             isUpToDate: () -> Bool) async -> JobResult {
         let options = requestOptions(for: job)
         do {
             let response = try await session.execute(job.router, options: options, sink: sink)
@@ -124,6 +148,7 @@ final class JobContext: Sendable {
                                   store: store, resumes: resumes, redactor: redactor, secretHeaders: secretHeaders)
         do {
             let outcome = try await paginator.run()
+            if !job.spec.captures.isEmpty, let last = outcome.lastPage { recordCaptures(of: job, head: last.head, body: last.body) }
             return JobResult(job: job.id, outcome: outcome.allCached && outcome.pages > 0 ? .cached : .succeeded, status: outcome.status,
                              bytes: outcome.bytes, attempts: outcome.requests, duration: .now - started, path: job.itemsPath ?? job.savePath)
         } catch {
@@ -181,5 +206,42 @@ final class JobContext: Sendable {
         let url = (try? job.router.makeRequest().url.absoluteString).map(redactor.redact)
         return JobResult(job: job.id, outcome: .failed, attempts: 0,
                          error: FetchError(.notCached, "--offline: the download is not on disk yet", url: url), duration: .now - started)
+    }
+
+    // MARK: - Captures
+
+    /// Puts the captures the job uses into its bindings (and into params that use them), or
+    /// throws `capture_missing` naming the one its job's response did not have.
+    private func fillCaptures(into job: inout ExpandedJob) throws {
+        for use in job.common.captureUses {
+            switch captures?.entry(job: use.job, name: use.name) {
+            case .value(let value)?:
+                job.bindings[use.placeholder] = .string(value)
+            case .missing(let why)?:
+                throw FetchError(.captureMissing, "job '\(job.id)' uses {{\(use.placeholder)}}, and \(why)")
+            case nil:
+                throw FetchError(.captureMissing, "job '\(job.id)' uses {{\(use.placeholder)}}, and job '\(use.job)' captured nothing (it did not run to success)")
+            }
+        }
+        let bindings = job.bindings
+        for (name, value) in job.params {
+            guard case .string(let text) = value, text.contains("{{jobs.") else { continue }
+            job.params[name] = .string(Template(text).render { bindings[$0]?.text })
+        }
+    }
+
+    /// Takes the job's captures from its response; secret ones join the redactor's secrets first.
+    private func recordCaptures(of job: ExpandedJob, head: TransportResponseHead, body: Data?) {
+        guard let captures else { return }
+        var entries: [String: CaptureStore.Entry] = [:]
+        for capture in job.spec.captures {
+            if let value = capture.value(head: head, body: body) {
+                if capture.secret { captures.secrets?.add(value) }
+                entries[capture.name] = .value(value)
+            } else {
+                entries[capture.name] = .missing("job '\(job.id)''s response has nothing at \(capture.source.description) (capture '\(capture.name)')")
+            }
+        }
+        captures.record(job: job.id, entries)
     }
 }

@@ -41,6 +41,8 @@ public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
         /// The cache policy forbids the network (`--offline`, `return_cache_dont_load`,
         /// `only-if-cached`) and nothing usable is stored.
         case notCached = "not_cached"
+        /// A job uses a capture (`{{jobs.<id>.<name>}}`) that its job's response did not have.
+        case captureMissing = "capture_missing"
         /// The network was down longer than `settings.network.max_wait` (the run exits 75).
         case offline
     }

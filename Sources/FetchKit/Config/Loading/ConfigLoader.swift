@@ -73,6 +73,7 @@ struct LoadSession {
                 config.jobsFile = JobsFile(path: root.source.path, settings: settings, jobs: jobs)
                 config.jobs = expanded.jobs
                 config.dataFileJobs = expanded.dataFileJobs
+                if jobs.contains(where: { $0.captures.contains(where: \.secret) }) { config.learntSecrets = SecretValues() }
             }
         }
     }

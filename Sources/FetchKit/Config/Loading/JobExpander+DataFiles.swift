@@ -77,6 +77,7 @@ extension JobExpander {
                                         : names.hint(for: name))
                 }
             }
+            for use in common.captureUses where !needs.contains(use.job) { needs.append(use.job) }
             guard usable else { continue }
             prepared.append(DataFileJobs(common: common, file: from.file, source: from.location, needs: needs, takenIDs: takenIDs,
                                          takenOutputs: outputs, outputPrefix: outputPrefix, rootIsNormal: rootIsNormal,

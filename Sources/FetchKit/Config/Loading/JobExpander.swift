@@ -37,6 +37,8 @@ struct JobExpander {
         expanded.reserveCapacity(total)
         var outputs: [String: String] = [:]
         outputs.reserveCapacity(total)
+        let captureTable = Self.captureTable(specs)
+        let entryIDs = captureTable.isEmpty ? [] : Set(specs.map(\.id))
         for spec in specs {
             guard seenIDs.insert(spec.id).inserted else {
                 let first = specs.first { $0.id == spec.id }?.location
@@ -51,7 +53,9 @@ struct JobExpander {
                                   at: save.location)
             }
             checkSegments(spec, route: route)
-            let common = ExpandedJob.Common(spec: spec, route: route, behaviour: behaviour)
+            let captureUses = captureUses(spec, table: captureTable, entries: entryIDs)
+            let common = ExpandedJob.Common(spec: spec, route: route, behaviour: behaviour, captureUses: captureUses)
+            checkJobPlaceholders(spec, route: route)
             checkPaginationOutputs(spec, pagination: common.pagination, route: route)
             if spec.from != nil {
                 dataFileEntries.append(common)
@@ -202,6 +206,15 @@ struct JobExpander {
         let filler = Router(route: route, params: matrix)
         var bound: [String: ParameterValue] = [:]
         for (name, raw, location, keyLocation) in spec.params {
+            if case .string(let text) = raw, text.contains("{{jobs.") {
+                // Filled in when the job starts, from the captures of the jobs before it.
+                bound[name] = .string(Template(text).render { matrix[$0]?.text })
+                if !route.isAdHoc, route.param(named: name) == nil {
+                    diagnostics.error("unknown-param", "route '\(route.name)' has no param '\(name)'", at: keyLocation,
+                                      hint: EditDistance.hint(for: name, among: route.params.map(\.name)))
+                }
+                continue
+            }
             guard let value = filler.substitute(raw) else { continue }
             if route.isAdHoc {
                 bound[name] = value
@@ -238,7 +251,7 @@ struct JobExpander {
         for value in [route.request.query, { if case .object(let v)? = route.request.parameters { return v } else { return nil } }()].compactMap({ $0 }) {
             names += Self.placeholders(in: value)
         }
-        for name in names where !known.contains(name) && !name.hasPrefix("matrix.") && !(spec.from != nil && name.hasPrefix("row.")) {
+        for name in names where !known.contains(name) && !name.hasPrefix("matrix.") && !name.hasPrefix("jobs.") && !(spec.from != nil && name.hasPrefix("row.")) {
             diagnostics.error("undeclared-placeholder", "'{{\(name)}}' in job '\(spec.id)' is not one of its params", at: spec.location,
                               hint: "add it under params:")
         }
@@ -257,7 +270,7 @@ struct JobExpander {
         if !unknown.isEmpty {
             // An unknown `matrix.` key is reported by `checkMatrixKeys`.
             if let entry {
-                for name in unknown where !name.hasPrefix("matrix.") && name != "page" {
+                for name in unknown where !name.hasPrefix("matrix.") && !name.hasPrefix("jobs.") && name != "page" {
                     diagnostics.error("undeclared-placeholder", "'{{\(name)}}' in the output path of job '\(entry)' is not one of its params",
                                       at: path.location, hint: "add it under params:, or take it from the matrix as {{matrix.\(name)}}")
                 }
@@ -314,10 +327,12 @@ struct JobExpander {
 
     /// Expands `needs` to job ids and reports unknown names and cycles.
     private mutating func resolveNeeds(_ jobs: inout [ExpandedJob], names: NeedNames, dataFileIDs: Set<String>) {
-        guard jobs.contains(where: { !$0.spec.needs.isEmpty }) else { return }
+        guard jobs.contains(where: { !$0.spec.needs.isEmpty || !$0.common.captureUses.isEmpty }) else { return }
         let allIDs = Set(jobs.map(\.id))
         for index in jobs.indices {
+            // Using a capture waits for the job that captures it.
             var needs: [String] = []
+            for use in jobs[index].common.captureUses where !needs.contains(use.job) { needs.append(use.job) }
             for (name, location) in jobs[index].spec.needs {
                 if let ids = names.idsByBase[name] {
                     needs += ids
@@ -346,8 +361,10 @@ struct JobExpander {
                     let cycle = Array(path.drop { $0 != need }) + [id, need]
                     // Expansions of one matrix job close the same cycle: report it once.
                     let key = Set(cycle.compactMap { indexByID[$0].map { jobs[$0].spec.id } }).sorted().joined(separator: ",")
-                    if reported.insert(key).inserted, let index = indexByID[id],
-                       let location = jobs[index].spec.needs.first(where: { names.idsByBase[$0.id]?.contains(need) == true || $0.id == need })?.location {
+                    if reported.insert(key).inserted, let index = indexByID[id] {
+                        // A need written out, or one a capture implies (reported at the job).
+                        let location = jobs[index].spec.needs.first(where: { names.idsByBase[$0.id]?.contains(need) == true || $0.id == need })?.location
+                            ?? jobs[index].spec.location
                         diagnostics.error("needs-cycle", "needs cycle: \(cycle.joined(separator: " → "))", at: location,
                                           hint: "a job cannot wait for itself; remove one of these needs")
                     }

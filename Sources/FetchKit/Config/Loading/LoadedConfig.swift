@@ -24,7 +24,10 @@ public struct LoadedConfig: Sendable {
     public var hasErrors: Bool { diagnostics.contains { $0.severity == .error } }
 
     /// A redactor for everything this config may print.
-    public var redactor: Redactor { Redactor(secrets: secrets, secretHeaders: secretHeaders) }
+    public var redactor: Redactor { Redactor(secrets: secrets, secretHeaders: secretHeaders, learnt: learntSecrets) }
+    /// Where secret captures go during a run (nil when no job captures a secret): every redactor
+    /// made from this config shares it.
+    public var learntSecrets: SecretValues?
 
     /// Routes in a stable order: by file, then as written.
     public var orderedRoutes: [CompiledRoute] {
@@ -52,12 +55,15 @@ public struct ExpandedJob: Sendable {
         let behaviour: Behaviour
         /// The job's `paginate`, else its route's.
         let pagination: Pagination?
+        /// The captures of other jobs this one uses (`{{jobs.<id>.<name>}}`).
+        let captureUses: [CaptureUse]
 
-        init(spec: JobSpec, route: CompiledRoute, behaviour: Behaviour) {
+        init(spec: JobSpec, route: CompiledRoute, behaviour: Behaviour, captureUses: [CaptureUse] = []) {
             self.spec = spec
             self.route = route
             self.behaviour = behaviour
             pagination = spec.pagination ?? route.spec?.pagination
+            self.captureUses = captureUses
         }
     }
 

@@ -93,6 +93,8 @@ public final class JobSpec: Sendable {
     public var pagination: Pagination? { extras?.pagination }
     /// `save_items:` the records of every page, as JSON Lines.
     public var saveItems: OutputPath? { extras?.saveItems }
+    /// `capture:` values from the response for later jobs (`{{jobs.<id>.<name>}}`).
+    public var captures: [CaptureSpec] { extras?.captures ?? [] }
 
     private final class Extras: Sendable {
         let description: String?
@@ -104,9 +106,11 @@ public final class JobSpec: Sendable {
         let downloadSegments: (count: Int, location: SourceLocation)?
         let pagination: Pagination?
         let saveItems: OutputPath?
+        let captures: [CaptureSpec]
 
         init(description: String?, download: OutputPath?, saveHeaders: OutputPath?, checksum: Checksum?, from: DataFileSource?, key: OutputPath?,
-             downloadSegments: (count: Int, location: SourceLocation)?, pagination: Pagination?, saveItems: OutputPath?) {
+             downloadSegments: (count: Int, location: SourceLocation)?, pagination: Pagination?, saveItems: OutputPath?,
+             captures: [CaptureSpec]) {
             self.description = description
             self.download = download
             self.saveHeaders = saveHeaders
@@ -116,6 +120,7 @@ public final class JobSpec: Sendable {
             self.downloadSegments = downloadSegments
             self.pagination = pagination
             self.saveItems = saveItems
+            self.captures = captures
         }
     }
 
@@ -124,7 +129,7 @@ public final class JobSpec: Sendable {
          matrix: [(key: String, values: [ParameterValue], location: SourceLocation)], needs: [(id: String, location: SourceLocation)],
          save: OutputPath?, download: OutputPath?, saveHeaders: OutputPath?, checksum: Checksum?, from: DataFileSource?, key: OutputPath?,
          behaviour: Behaviour, location: SourceLocation, baseDirectory: String, downloadSegments: (count: Int, location: SourceLocation)? = nil,
-         pagination: Pagination? = nil, saveItems: OutputPath? = nil) {
+         pagination: Pagination? = nil, saveItems: OutputPath? = nil, captures: [CaptureSpec] = []) {
         self.id = id
         self.target = target
         self.params = params
@@ -135,9 +140,10 @@ public final class JobSpec: Sendable {
         self.location = location
         self.baseDirectory = baseDirectory
         let hasExtras = description != nil || download != nil || saveHeaders != nil || checksum != nil || from != nil || key != nil
-            || pagination != nil || saveItems != nil
+            || pagination != nil || saveItems != nil || !captures.isEmpty
         extras = hasExtras ? Extras(description: description, download: download, saveHeaders: saveHeaders, checksum: checksum, from: from, key: key,
-                                    downloadSegments: downloadSegments, pagination: pagination, saveItems: saveItems) : nil
+                                    downloadSegments: downloadSegments, pagination: pagination, saveItems: saveItems,
+                                    captures: captures) : nil
     }
 }
 

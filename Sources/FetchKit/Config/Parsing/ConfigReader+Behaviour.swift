@@ -193,6 +193,17 @@ extension ConfigReader {
         return r
     }
 
+    /// A credential's value as written: its literal text is secret; a `{{…}}` placeholder in it
+    /// (an earlier job's capture, a param) is not, and is filled in when the request is made.
+    func insertSecret(_ value: String) {
+        let template = Template(value)
+        guard template.hasPlaceholders else { secrets.insert(value); return }
+        for part in template.parts {
+            // Short separators ("Bearer ", ":") would garble every line they appear in.
+            if case .literal(let text) = part, text.count >= 4 { secrets.insert(text) }
+        }
+    }
+
     func auth(_ node: Node) -> AuthOptions? {
         if case .scalar = node {
             if string(node, what: "none or an auth mapping") == "none" { return AuthOptions.none }
@@ -212,14 +223,14 @@ extension ConfigReader {
         switch kind {
         case "bearer":
             guard let token = string(value, what: "a bearer token") else { return nil }
-            secrets.insert(token)
+            insertSecret(token)
             return .bearer(token)
         case "basic":
             guard let b = mapping(value, allowed: ["username", "password"], what: "auth.basic"),
                   let u = requireKey("username", in: b, of: value, what: "auth.basic"),
                   let p = requireKey("password", in: b, of: value, what: "auth.basic"),
                   let username = string(u), let password = string(p) else { return nil }
-            secrets.insert(password)
+            insertSecret(password)
             return .basic(username: username, password: password)
         case "header":
             guard let h = mapping(value, allowed: ["name", "value"], what: "auth.header"),
@@ -227,7 +238,7 @@ extension ConfigReader {
                   let v = requireKey("value", in: h, of: value, what: "auth.header"),
                   let name = string(n), let headerValue = string(v) else { return nil }
             if !Self.isValidHeaderName(name) { error("invalid-value", "invalid header name '\(name)'", at: n) }
-            secrets.insert(headerValue)
+            insertSecret(headerValue)
             return .header(name: name, value: headerValue)
         default:
             let keys = ["token_url", "client_id", "client_secret", "scope", "grant", "refresh_token"]

@@ -5,7 +5,7 @@ extension ConfigReader {
     static let settingsKeys = ["concurrency", "per_host", "rate_limits", "output_dir", "state_dir", "fail_fast", "network", "http_version", "proxy",
                                "download"] + BehaviourKeys.all
     static let adHocOnlyKeys = ["method"] + RequestKeys.all
-    static let jobKeys = ["id", "description", "route", "url", "params", "matrix", "from", "key", "needs", "save", "download", "save_headers", "checksum", "paginate", "save_items"]
+    static let jobKeys = ["id", "description", "route", "url", "params", "matrix", "from", "key", "needs", "save", "download", "save_headers", "checksum", "paginate", "save_items", "capture"]
         + adHocOnlyKeys + BehaviourKeys.all
 
     func settings(_ node: Node?) -> Settings {
@@ -141,6 +141,11 @@ extension ConfigReader {
                   hint: "add from: {file: …}, or remove key:")
         }
         let pagination = e["paginate"].flatMap(self.pagination)
+        let captures = e["capture"].map(self.captures) ?? []
+        if let k = e.keyNode("capture"), download != nil, captures.contains(where: { $0.source.readsBody }) {
+            error("conflicting-keys", "a download's body goes to disk, so 'json' and 'regex' captures can't read it; job '\(id)' downloads", at: k,
+                  hint: "capture a header, or use save:")
+        }
         let saveItems = e["save_items"].flatMap { n in string(n).map { OutputPath(template: $0, location: location(n)) } }
         if let k = e.keyNode("save_items"), download != nil {
             error("conflicting-keys", "'save_items' writes the records of a paginated response; job '\(id)' downloads one file", at: k)
@@ -152,7 +157,7 @@ extension ConfigReader {
         return JobSpec(id: id, description: e["description"].flatMap { string($0) }, target: target, params: params,
                        matrix: matrix, needs: needs, save: save, download: download, saveHeaders: saveHeaders, checksum: checksum,
                        from: from, key: key, behaviour: behaviour(e), location: location(idNode), baseDirectory: directory,
-                       downloadSegments: downloadSegments, pagination: pagination, saveItems: saveItems)
+                       downloadSegments: downloadSegments, pagination: pagination, saveItems: saveItems, captures: captures)
     }
 
     /// `download: PATH`, or `download: {path: PATH, segments: N}` to fetch it over N connections.

@@ -1,3 +1,4 @@
+import Foundation
 import Yams
 
 extension ConfigReader {
@@ -111,5 +112,53 @@ extension ConfigReader {
             diagnostics.error("invalid-jsonpath", "invalid JSONPath '\(text)': \(error.message)", at: at, hint: error.hint)
             return nil
         }
+    }
+}
+
+extension ConfigReader {
+    /// `capture: {name: {json: PATH | header: NAME | regex: PATTERN, secret: BOOL}}`.
+    func captures(_ node: Node) -> [CaptureSpec] {
+        guard let e = anyMapping(node, what: "capture") else { return [] }
+        var captures: [CaptureSpec] = []
+        for (name, keyNode, value) in e.items {
+            guard Self.isIdentifier(name, allowDash: false) else {
+                error("invalid-id", "invalid capture name '\(name)'", at: keyNode, hint: "start with a letter or '_'; use letters, digits and '_'")
+                continue
+            }
+            guard let c = mapping(value, allowed: ["json", "header", "regex", "secret"], what: "capture '\(name)'") else { continue }
+            let sources = c.items.filter { $0.key != "secret" }
+            guard sources.count == 1, let (kind, _, sourceNode) = sources.first else {
+                if sources.isEmpty {
+                    error("missing-key", "capture '\(name)' says nothing to take", at: value, hint: "give one of: json, header, regex")
+                } else {
+                    error("conflicting-keys", "capture '\(name)' gives \(sources.count) sources (\(sources.map(\.key).joined(separator: ", "))); give one",
+                          at: sources[1].keyNode)
+                }
+                continue
+            }
+            var source: CaptureSpec.Source?
+            switch kind {
+            case "json": source = jsonPath(sourceNode).map(CaptureSpec.Source.json)
+            case "header":
+                if let header = string(sourceNode, what: "a header name") {
+                    if Self.isValidHeaderName(header) {
+                        source = .header(header)
+                    } else {
+                        error("invalid-value", "invalid header name '\(header)'", at: sourceNode)
+                    }
+                }
+            default:
+                if let pattern = string(sourceNode, what: "a regular expression") {
+                    do {
+                        source = .regex(try NSRegularExpression(pattern: pattern))
+                    } catch {
+                        self.error("invalid-pattern", "capture '\(name)' has an invalid regular expression '\(pattern)'", at: sourceNode)
+                    }
+                }
+            }
+            let secret = c["secret"].flatMap { bool($0) } ?? false
+            if let source { captures.append(CaptureSpec(name: name, source: source, secret: secret, location: location(keyNode))) }
+        }
+        return captures
     }
 }
