@@ -608,6 +608,20 @@ DEFS["paginate"] = obj(
 )
 
 
+DEFS["capture"] = {
+    "type": "object",
+    "description": "One value from the response, for later jobs as {{jobs.<job id>.<name>}}: exactly one of json, header, regex.",
+    "properties": {
+        "json": ref("jsonpath", "The first match's text in the JSON body."),
+        "header": string("A response header's value.", pattern=HEADER_NAME),
+        "regex": string("The first match in the body's text; its first group when it has one.", format="regex"),
+        "secret": boolean("Redact the value everywhere fetchctl writes, as a secret ${VAR}.", default=False),
+    },
+    "additionalProperties": False,
+    "oneOf": [{"required": ["json"]}, {"required": ["header"]}, {"required": ["regex"]}],
+}
+
+
 def behaviour_properties():
     return {
         "headers": ref("headers", "Request headers; null removes an inherited header."),
@@ -823,6 +837,12 @@ job_props["save_headers"] = string(
 )
 job_props["checksum"] = ref("checksum", "Expected digest of the download: sha256:<hex> or sha512:<hex>.")
 job_props["paginate"] = ref("paginate", "Page through the results, instead of the route's paginate.")
+job_props["capture"] = {
+    "type": "object",
+    "description": "Values this job takes from its response (the last page's, when it paginates), used by later jobs as {{jobs.<id>.<name>}}; using one makes the later job wait for this one.",
+    "propertyNames": {"pattern": PARAM_NAME},
+    "additionalProperties": {"$ref": "#/$defs/capture"},
+}
 job_props["save_items"] = string(
     "Append the records of every page (paginate.items) to this path under output_dir as JSON Lines, moved into place when the last page is in.",
     minLength=1,
