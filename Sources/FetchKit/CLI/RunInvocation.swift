@@ -311,16 +311,22 @@ public struct DryRunRenderer: Sendable {
         var out = "# \(total) job\(total == 1 ? "" : "s"), in order; nothing is sent\n"
         for job in plan.jobs { out += await render(job) }
         for entry in plan.dataFileJobs {
+            if let forEach = entry.forEach {
+                // Its records come from a job that has not run: nothing to show but what it is.
+                out += "\n# \(entry.id): one job per record of \(forEach.job)'s responses at \(forEach.items.text), as {{\(forEach.name).…}}; made when \(forEach.job) has run\n"
+                continue
+            }
             // A data file's jobs: how many, and the first few as they would run.
             let count = (try? entry.count()).map { "\($0) record\($0 == 1 ? "" : "s")" } ?? "unreadable"
             out += "\n# \(entry.id): one job per record of \(entry.file.displayPath) (\(entry.file.format.rawValue), \(count)); the first \(Self.dataFileSample) shown\n"
             let feed = DataFileFeed([entry], shard: plan.shard)
             var shown = 0
-            while shown < Self.dataFileSample, let item = feed.next() {
+            while shown < Self.dataFileSample, let item = feed.next(results: { _ in nil }) {
                 shown += 1
                 switch item {
                 case .job(let job): out += await render(job)
                 case .failed(let result): out += "\n# \(result.job) fails: \(result.error?.message ?? "")\n"
+                case .blocked: shown = Self.dataFileSample
                 }
             }
         }

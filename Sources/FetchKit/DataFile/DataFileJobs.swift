@@ -15,6 +15,11 @@ public final class DataFileJobs: Sendable {
     let source: SourceLocation
     /// Expanded ids of the (YAML) jobs every job of this entry needs.
     let needs: [String]
+    /// A fan-out's jobs whose responses make its records: the records are read once they finished.
+    let waitsFor: [String]
+    /// `row.` for a data file, `<as>.` for a fan-out.
+    let prefix: String
+    public var forEach: ForEachSpec? { common.spec.forEach }
     let key: Template?
     let save: Template?
     let download: Template?
@@ -31,13 +36,15 @@ public final class DataFileJobs: Sendable {
     public var spec: JobSpec { common.spec }
     public var id: String { common.spec.id }
 
-    init(common: ExpandedJob.Common, file: DataFile, source: SourceLocation, needs: [String], takenIDs: Set<String>,
+    init(common: ExpandedJob.Common, file: DataFile, source: SourceLocation, needs: [String], waitsFor: [String] = [], takenIDs: Set<String>,
          takenOutputs: [String: String], outputPrefix: String, rootIsNormal: Bool, usedNames: [String]) {
         self.common = common
         self.file = file
         self.source = source
         self.needs = needs
+        self.waitsFor = waitsFor
         let spec = common.spec
+        prefix = spec.recordPrefix ?? "row."
         key = spec.key.map { Template($0.template) }
         save = spec.save.map { Template($0.template) }
         download = spec.download.map { Template($0.template) }
@@ -170,8 +177,9 @@ public final class DataFileJobs: Sendable {
         private func make(_ record: DataRecord, _ combination: [(key: String, value: ParameterValue)]) -> Item {
             var context: [String: ParameterValue] = [:]
             context.reserveCapacity(record.values.count + combination.count + 1)
-            for (name, value) in record.values { context["row." + name] = value }
-            if context["row.number"] == nil { context["row.number"] = .int(record.number) }
+            let prefix = entry.prefix
+            for (name, value) in record.values { context[prefix + name] = value }
+            if context[prefix + "number"] == nil { context[prefix + "number"] = .int(record.number) }
             for (key, value) in combination { context["matrix." + key] = value }
             let fallbackID = "\(entry.id)[\(record.number)]"
             for name in entry.usedNames where record.values[name] == nil && name != "number" {
@@ -182,7 +190,7 @@ public final class DataFileJobs: Sendable {
             let key = entry.key.map { $0.render { context[$0]?.text } } ?? String(record.number)
             let suffix = ([key] + combination.map { "\($0.key)=\($0.value.text)" }).joined(separator: ",")
             let id = "\(entry.id)[\(suffix)]"
-            let keyName = entry.key.flatMap { Self.rowName(in: $0) }
+            let keyName = entry.key.flatMap { Self.rowName(in: $0, prefix: prefix) }
             if key.isEmpty {
                 return .invalid(id: fallbackID, Problem(location: location(record, keyName), code: "invalid-record",
                                                         message: "the record's key is empty (job '\(entry.id)')", errorCode: .invalidRecord))
@@ -210,7 +218,7 @@ public final class DataFileJobs: Sendable {
                 switch ParamChecker.check(value, against: param) {
                 case .success(let coerced): params[name] = coerced
                 case .failure(let problem):
-                    let column = JobExpander.placeholders(in: raw).first { $0.hasPrefix("row.") }.map { String($0.dropFirst(4)) }
+                    let column = JobExpander.placeholders(in: raw).first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }
                     return .invalid(id: id, Problem(location: location(record, column), code: "invalid-param",
                                                     message: "param '\(name)' \(problem.message) (job '\(id)')", errorCode: .invalidRecord))
                 }
@@ -239,7 +247,7 @@ public final class DataFileJobs: Sendable {
 
         private func output(_ template: Template, context: [String: ParameterValue], record: DataRecord, id: String) -> Result<String, Problem> {
             let rendered = template.render { context[$0]?.text ?? "" }
-            let column = Self.rowName(in: template)
+            let column = Self.rowName(in: template, prefix: entry.prefix)
             let normalized = entry.rootIsNormal && JobExpander.isPlainRelative(rendered) ? entry.outputPrefix + rendered
                 : JobExpander.normalize(rendered.hasPrefix("/") ? rendered : entry.outputPrefix + rendered)
             guard !rendered.isEmpty, normalized.hasPrefix(entry.outputPrefix) else {
@@ -260,8 +268,8 @@ public final class DataFileJobs: Sendable {
         }
 
         /// The first column a template takes from the record (`{{row.title}}` → `title`).
-        static func rowName(in template: Template) -> String? {
-            template.placeholders.first { $0.hasPrefix("row.") }.map { String($0.dropFirst(4)) }
+        static func rowName(in template: Template, prefix: String = "row.") -> String? {
+            template.placeholders.first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }
         }
 
         /// FNV-1a, 64 bits: ids and paths are told apart by this alone (a collision, about one in

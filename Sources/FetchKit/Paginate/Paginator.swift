@@ -18,6 +18,11 @@ struct Paginator {
     let resumes: Bool
     let redactor: Redactor
     let secretHeaders: Set<String>
+    /// The fan-outs this job's pages feed (each page's records appended to them).
+    var spools: [FanOutSpool] = []
+    /// Whether this job opens the spools (it is their only source); a matrix source's spools are
+    /// opened once for all its jobs.
+    var opensSpools = true
 
     struct Outcome {
         var status: Int?
@@ -43,6 +48,9 @@ struct Paginator {
         var finished = false
         if let recorded = try recordedProgress(fingerprint: fingerprint) {
             try items?.open(keeping: recorded.itemsBytes)
+            if opensSpools {
+                for (spool, length) in zip(spools, recorded.spoolBytes) { try spool.open(keeping: length) }
+            }
             outcome.pages = recorded.page
             outcome.records = recorded.records
             outcome.bytes = recorded.bytes
@@ -58,6 +66,7 @@ struct Paginator {
         } else {
             try? store?.clearPaginationProgress(job: job.id)
             try items?.open(keeping: 0)
+            if opensSpools { for spool in spools { try spool.open(keeping: 0) } }
         }
         if case .first = cursor, seen.isEmpty { seen.insert(Self.digest(Self.loopKey(firstRequest.url.absoluteString))) }
         while !finished {
@@ -77,7 +86,7 @@ struct Paginator {
             let body = sink.body
             outcome.lastPage = (sink.head ?? response.head, body)
             var document: JSONValue?
-            if pagination.readsJSON {
+            if pagination.readsJSON || !spools.isEmpty {
                 do {
                     document = try JSONValue.parse(body)
                 } catch {
@@ -90,6 +99,7 @@ struct Paginator {
                 try await savePage(body, head: sink.head ?? response.head, to: template.replacingOccurrences(of: "{{page}}", with: String(page)))
             }
             try items?.append(records ?? [])
+            if let document { for spool in spools { try spool.append(from: document) } }
             outcome.pages = page
             outcome.records += records?.count ?? 0
             var next = nextCursor(after: cursor, response: response, document: document, records: records, fetched: outcome.records)
@@ -132,6 +142,10 @@ struct Paginator {
     private func recordedProgress(fingerprint: String) throws -> PaginationProgress? {
         guard resumes, let store, let recorded = try store.paginationProgress(job: job.id), recorded.fingerprint == fingerprint else { return nil }
         if let path = job.itemsPath, (FileIO.size(path + ".part") ?? -1) < recorded.itemsBytes { return nil }
+        // The fan-outs it feeds must hold what the committed pages gave them.
+        if opensSpools, recorded.spoolBytes.count != spools.count || zip(spools, recorded.spoolBytes).contains(where: { (FileIO.size($0.path) ?? -1) < $1 }) {
+            return nil
+        }
         return recorded
     }
 
@@ -139,6 +153,7 @@ struct Paginator {
     /// recorded only when it holds no secret; otherwise nothing is, and a rerun starts at page 1.
     private func commit(_ outcome: Outcome, next: PageCursor?, fingerprint: String, items: ItemsFile?, seen: String?) throws {
         try items?.sync()
+        for spool in spools { try spool.sync() }
         guard let store else { return }
         let encoded = next?.encoded ?? "end"
         guard redactor.redact(encoded) == encoded else {
@@ -146,7 +161,8 @@ struct Paginator {
             return
         }
         try store.savePaginationProgress(PaginationProgress(fingerprint: fingerprint, page: outcome.pages, next: encoded, records: outcome.records,
-                                                            itemsBytes: items?.length ?? 0, bytes: outcome.bytes, requests: outcome.requests),
+                                                            itemsBytes: items?.length ?? 0, bytes: outcome.bytes, requests: outcome.requests,
+                                                            spoolBytes: opensSpools ? spools.map(\.length) : []),
                                          job: job.id, seen: seen)
     }
 

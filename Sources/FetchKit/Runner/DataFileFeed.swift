@@ -8,6 +8,9 @@ final class DataFileFeed {
     enum Item {
         case job(ExpandedJob)
         case failed(JobResult)
+        /// The next entry is a fan-out whose source jobs have not all finished: its records are not
+        /// all there yet.
+        case blocked
     }
 
     private var entries: ArraySlice<DataFileJobs>
@@ -21,10 +24,28 @@ final class DataFileFeed {
 
     var isEmpty: Bool { entries.isEmpty && iterator == nil }
 
-    func next() -> Item? {
+    /// Whether `next` would give something other than `.blocked`.
+    func canAdvance(results: (String) -> JobResult?) -> Bool {
+        guard iterator == nil, let entry = entries.first else { return !isEmpty }
+        return entry.waitsFor.allSatisfy { results($0) != nil }
+    }
+
+    /// - Parameter results: the result of a written-out job, nil while it has none: a fan-out's
+    ///   records are read once its source jobs have results.
+    func next(results: (String) -> JobResult?) -> Item? {
         while true {
             if iterator == nil {
                 guard let entry = entries.first else { return nil }
+                if !entry.waitsFor.isEmpty {
+                    let sources = entry.waitsFor.map(results)
+                    if sources.contains(where: { $0 == nil }) { return .blocked }
+                    if let blocker = sources.compactMap({ $0 }).first(where: { !$0.isSuccess }) {
+                        // No records to fan out over: the entry is skipped as a whole, as a job is.
+                        entries.removeFirst()
+                        return .failed(JobResult(job: "\(entry.id)[for_each]", outcome: .skipped,
+                                                 reason: "needs \(blocker.job), which \(blocker.outcome == .skipped ? "was skipped" : "failed")"))
+                    }
+                }
                 do {
                     iterator = try entry.makeIterator()
                 } catch {

@@ -16,6 +16,10 @@ final class JobContext: Sendable {
     let downloadSegments: Int
     /// What jobs captured (`capture:`), when any job captures.
     let captures: CaptureStore?
+    /// The fan-out spools each source job feeds, by job id.
+    let spoolsBySource: [String: [FanOutSpool]]
+    /// Every fan-out spool of the run.
+    let spools: [FanOutSpool]
     private let authenticators: [(options: OAuth2Options, interceptor: AuthenticationInterceptor<OAuth2Authenticator>)]
     /// Request options per `jobs:` entry: its expansions share one behaviour, so the retry policy,
     /// validator and redirector are built once per entry, not once per job.
@@ -32,6 +36,22 @@ final class JobContext: Sendable {
         outputGuard = OutputGuard(outputDir: runner.settings.outputDir)
         downloadSegments = runner.settings.downloadSegments
         captures = runner.plan.jobs.contains(where: { !$0.spec.captures.isEmpty }) ? CaptureStore(secrets: runner.config.learntSecrets) : nil
+        var spools: [FanOutSpool] = []
+        var spoolsBySource: [String: [FanOutSpool]] = [:]
+        for entry in runner.plan.dataFileJobs {
+            guard let forEach = entry.forEach else { continue }
+            let spool = FanOutSpool(path: entry.file.path, entry: entry.id, items: forEach.items, sources: entry.waitsFor)
+            if spool.sources.count > 1 {
+                // A matrix source's jobs share the spool: opened once, and their crawls start over
+                // (one job's recorded progress can't say what the others wrote).
+                try? spool.open(keeping: 0)
+                for source in spool.sources { try? runner.options.stateStore?.clearPaginationProgress(job: source) }
+            }
+            spools.append(spool)
+            for source in entry.waitsFor { spoolsBySource[source, default: []].append(spool) }
+        }
+        self.spools = spools
+        self.spoolsBySource = spoolsBySource
         var authenticators: [(OAuth2Options, AuthenticationInterceptor<OAuth2Authenticator>)] = []
         for job in runner.plan.jobs {
             guard case .oauth2(let options)? = job.behaviour.auth, !authenticators.contains(where: { $0.0 == options }) else { continue }
@@ -114,10 +134,16 @@ final class JobContext: Sendable {
 
     private func execute<Sink: ResponseSink>(_ job: ExpandedJob, sink: Sink, path: String?, started: ContinuousClock.Instant,
                                              isUpToDate: () -> Bool = { false }) async -> JobResult {
-        if !job.spec.captures.isEmpty {
-            let capturing = CapturingSink(inner: sink, keepsBody: job.spec.captures.contains { $0.source.readsBody })
-            let result = await execute(job, anySink: capturing, path: path, started: started, isUpToDate: isUpToDate)
-            if result.outcome != .failed, let head = capturing.head { recordCaptures(of: job, head: head, body: capturing.body) }
+        let spools = spoolsBySource[job.id] ?? []
+        if !job.spec.captures.isEmpty || !spools.isEmpty {
+            let capturing = CapturingSink(inner: sink, keepsBody: !spools.isEmpty || job.spec.captures.contains { $0.source.readsBody })
+            var result = await execute(job, anySink: capturing, path: path, started: started, isUpToDate: isUpToDate)
+            guard result.outcome != .failed, let head = capturing.head else { return result }
+            if !job.spec.captures.isEmpty { recordCaptures(of: job, head: head, body: capturing.body) }
+            if !spools.isEmpty, let failure = feed(spools, from: job, body: capturing.body) {
+                result = JobResult(job: job.id, outcome: .failed, status: result.status, bytes: result.bytes, attempts: result.attempts,
+                                   error: failure, duration: result.duration)
+            }
             return result
         }
         return await execute(job, anySink: sink, path: path, started: started, isUpToDate: isUpToDate)
@@ -144,8 +170,10 @@ final class JobContext: Sendable {
 
     /// A job that pages through results (`Paginator`).
     private func executePaginated(_ job: ExpandedJob, pagination: Pagination, started: ContinuousClock.Instant) async -> JobResult {
-        let paginator = Paginator(job: job, pagination: pagination, session: session, options: requestOptions(for: job), monitor: monitor,
+        var paginator = Paginator(job: job, pagination: pagination, session: session, options: requestOptions(for: job), monitor: monitor,
                                   store: store, resumes: resumes, redactor: redactor, secretHeaders: secretHeaders)
+        paginator.spools = spoolsBySource[job.id] ?? []
+        paginator.opensSpools = paginator.spools.allSatisfy { $0.sources.count == 1 }
         do {
             let outcome = try await paginator.run()
             if !job.spec.captures.isEmpty, let last = outcome.lastPage { recordCaptures(of: job, head: last.head, body: last.body) }
@@ -243,5 +271,29 @@ final class JobContext: Sendable {
             }
         }
         captures.record(job: job.id, entries)
+    }
+
+    // MARK: - Fan-out
+
+    /// Appends the records of a (not paginated) source job's body to the fan-outs it feeds; the
+    /// failure, when the body is not JSON or the spool can't be written.
+    private func feed(_ spools: [FanOutSpool], from job: ExpandedJob, body: Data?) -> FetchError? {
+        guard let body else { return FetchError(.validation, "the response is larger than 64 MiB, too large to fan out over") }
+        let document: JSONValue
+        do {
+            document = try JSONValue.parse(body)
+        } catch {
+            return FetchError(.validation, "the response is not JSON (\(error)), so for_each \(spools.map(\.entry).joined(separator: ", ")) has no records")
+        }
+        do {
+            for spool in spools {
+                if spool.sources.count == 1 { try spool.open(keeping: 0) }
+                try spool.append(from: document)
+                try spool.sync()
+            }
+        } catch {
+            return error as? FetchError ?? FetchError(.io, "\(error)")
+        }
+        return nil
     }
 }

@@ -127,11 +127,14 @@ final class JobQueue: @unchecked Sendable {
                 record(result)
                 onNotStarted(result)
             }
-            while let item = feed?.next() {
+            // A fan-out whose source never ran is skipped as a whole.
+            let settledOrSkipped = { (id: String) -> JobResult? in self.results[id] ?? JobResult(job: id, outcome: .skipped) }
+            while let item = feed?.next(results: settledOrSkipped) {
                 let result: JobResult
                 switch item {
                 case .job(let job): result = JobResult(job: job.id, outcome: .skipped, reason: reason)
                 case .failed(let failed): result = failed
+                case .blocked: continue
                 }
                 record(result)
                 onNotStarted(result)
@@ -175,13 +178,15 @@ final class JobQueue: @unchecked Sendable {
                 let job: ExpandedJob
                 if let waiting = held {
                     job = waiting
-                } else if let item = feed?.next() {
-                    switch item {
-                    case .failed(let result):
+                } else if let item = feed?.next(results: { results[$0] }) {
+                    if case .job(let made) = item {
+                        job = made
+                    } else if case .failed(let result) = item {
                         record(result)
                         settled.append(result)
                         continue
-                    case .job(let made): job = made
+                    } else {
+                        break  // a fan-out waiting for its source jobs
                     }
                 } else {
                     break
@@ -259,7 +264,7 @@ final class JobQueue: @unchecked Sendable {
     /// Whether `take` would find a job (or a skip) now.
     private func hasReadyJob() -> Bool {
         if let job = held, job.needs.allSatisfy({ results[$0] != nil }) { return true }
-        if held == nil, !(feed?.isEmpty ?? true) { return true }
+        if held == nil, let feed, feed.canAdvance(results: { results[$0] }) { return true }
         var index = head
         while index < pending.count {
             if pending[index] != Self.taken, jobs[pending[index]].needs.allSatisfy({ results[$0] != nil }) { return true }

@@ -86,6 +86,8 @@ public final class Runner: Sendable {
         if let problem = options.networkProblem { monitor.networkMonitorDidFail(problem) }
         waiter?.start()
         let (results, tally, stop) = await schedule(jobs)
+        // A fan-out's records are read: its spool goes, unless a source's crawl is to continue.
+        for spool in jobs.spools where spool.sources.allSatisfy({ results[$0]?.isSuccess == true }) { spool.remove() }
         waiter?.stop()
         try? await session.shutdown()
         let ordered = plan.jobs.compactMap { results[$0.id] }

@@ -17,6 +17,8 @@ public struct PaginationProgress: Sendable, Equatable {
     /// Body bytes and requests so far, for the job's result.
     public var bytes: Int64
     public var requests: Int
+    /// The lengths of the fan-out spools this job feeds, after the last committed page.
+    public var spoolBytes: [Int64] = []
 }
 
 extension StateStore {
@@ -24,7 +26,8 @@ extension StateStore {
         try pool.read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM pagination_progress WHERE job = ?", arguments: [job]).map { row in
                 PaginationProgress(fingerprint: row["fingerprint"], page: row["page"], next: row["next"], records: row["records"],
-                                   itemsBytes: row["items_bytes"], bytes: row["bytes"], requests: row["requests"])
+                                   itemsBytes: row["items_bytes"], bytes: row["bytes"], requests: row["requests"],
+                                   spoolBytes: (row["spool_bytes"] as String).split(separator: ",").compactMap { Int64($0) })
             }
         }
     }
@@ -34,12 +37,13 @@ extension StateStore {
     public func savePaginationProgress(_ progress: PaginationProgress, job: String, seen key: String?) throws {
         try write { db in
             try db.execute(sql: """
-                INSERT INTO pagination_progress (job, fingerprint, page, next, records, items_bytes, bytes, requests)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO pagination_progress (job, fingerprint, page, next, records, items_bytes, bytes, requests, spool_bytes)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(job) DO UPDATE SET fingerprint = excluded.fingerprint, page = excluded.page, next = excluded.next,
-                  records = excluded.records, items_bytes = excluded.items_bytes, bytes = excluded.bytes, requests = excluded.requests
+                  records = excluded.records, items_bytes = excluded.items_bytes, bytes = excluded.bytes, requests = excluded.requests,
+                  spool_bytes = excluded.spool_bytes
                 """, arguments: [job, progress.fingerprint, progress.page, progress.next, progress.records, progress.itemsBytes,
-                                 progress.bytes, progress.requests])
+                                 progress.bytes, progress.requests, progress.spoolBytes.map(String.init).joined(separator: ",")])
             if let key {
                 try db.execute(sql: "INSERT OR IGNORE INTO pagination_seen (job, key) VALUES (?, ?)", arguments: [job, key])
             }

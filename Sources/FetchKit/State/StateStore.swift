@@ -109,6 +109,8 @@ public final class StateStore: Sendable {
                 t.column("items_bytes", .integer).notNull()
                 t.column("bytes", .integer).notNull()
                 t.column("requests", .integer).notNull()
+                // The fan-out spools' lengths after the page, comma-separated (FanOutSpool).
+                t.column("spool_bytes", .text).notNull().defaults(to: "")
             }
             try db.create(table: "pagination_seen") { t in
                 t.column("job", .text).notNull()

@@ -9,8 +9,11 @@ public struct ValidationSummary: Sendable {
         let warnings = config.diagnostics.count { $0.severity == .warning }
         let files = Self.plural(config.sources.count, "file")
         if errors == 0 && warnings == 0 {
+            let dataFiles = config.dataFileJobs.count { $0.forEach == nil }
+            let fanOuts = config.dataFileJobs.count - dataFiles
             text = "ok: \(files), \(Self.plural(config.routes.count, "route")), \(Self.plural(config.jobs.count + dataFileJobs, "job"))"
-                + (config.dataFileJobs.isEmpty ? "" : " (\(dataFileJobs) from \(Self.plural(config.dataFileJobs.count, "data file")))")
+                + (dataFiles == 0 ? "" : " (\(dataFileJobs) from \(Self.plural(dataFiles, "data file")))")
+                + (fanOuts == 0 ? "" : ", and \(Self.plural(fanOuts, "fan-out")) made as \(fanOuts == 1 ? "its job runs" : "their jobs run")")
         } else {
             text = "\(Self.plural(errors, "error")), \(Self.plural(warnings, "warning")) in \(files)"
         }

@@ -11,15 +11,26 @@ extension JobExpander {
         var prepared: [DataFileJobs] = []
         for common in entries {
             let spec = common.spec
-            guard let from = spec.from else { continue }
             let uses = rowPlaceholders(spec)
-            // The header (CSV, TSV) or the one name a text file has: every column used must be in it.
-            let columns: [String]?
-            do {
-                columns = try DataRecordReader(from.file).columns
-            } catch {
-                diagnostics.error("unreadable-data-file", error.message, at: from.location)
-                continue
+            let from: DataFileSource
+            var waitsFor: [String] = []
+            var columns: [String]?
+            if let forEach = spec.forEach {
+                // A fan-out reads the records its job's responses held, spooled as JSON Lines.
+                guard let sources = fanOutSources(forEach, spec: spec, jobs: takenIDs, names: names, dataFileIDs: Set(entries.map(\.spec.id))) else { continue }
+                waitsFor = sources
+                from = DataFileSource(file: DataFile(displayPath: "for_each \(forEach.job)", path: FanOutSpool.path(stateDir: settings.stateDir, entry: spec.id),
+                                                     format: .jsonl), location: forEach.location)
+            } else {
+                guard let source = spec.from else { continue }
+                from = source
+                // The header (CSV, TSV) or the one name a text file has: every column used must be in it.
+                do {
+                    columns = try DataRecordReader(from.file).columns
+                } catch {
+                    diagnostics.error("unreadable-data-file", error.message, at: from.location)
+                    continue
+                }
             }
             var usable = true
             if let columns, from.file.format == .csv || from.file.format == .tsv {
@@ -78,8 +89,9 @@ extension JobExpander {
                 }
             }
             for use in common.captureUses where !needs.contains(use.job) { needs.append(use.job) }
+            for id in waitsFor where !needs.contains(id) { needs.append(id) }
             guard usable else { continue }
-            prepared.append(DataFileJobs(common: common, file: from.file, source: from.location, needs: needs, takenIDs: takenIDs,
+            prepared.append(DataFileJobs(common: common, file: from.file, source: from.location, needs: needs, waitsFor: waitsFor, takenIDs: takenIDs,
                                          takenOutputs: outputs, outputPrefix: outputPrefix, rootIsNormal: rootIsNormal,
                                          usedNames: Array(Set(uses.map(\.name))).sorted()))
         }
@@ -88,9 +100,10 @@ extension JobExpander {
 
     /// Every `{{row.<name>}}` the entry uses, with where it is written.
     private func rowPlaceholders(_ spec: JobSpec) -> [(name: String, location: SourceLocation)] {
+        let prefix = spec.recordPrefix ?? "row."
         var uses: [(String, SourceLocation)] = []
         func add(_ names: [String], _ location: SourceLocation) {
-            for name in names where name.hasPrefix("row.") { uses.append((String(name.dropFirst(4)), location)) }
+            for name in names where name.hasPrefix(prefix) { uses.append((String(name.dropFirst(prefix.count)), location)) }
         }
         for param in spec.params { add(Self.placeholders(in: param.value), param.location) }
         for path in [spec.save, spec.download, spec.saveHeaders, spec.saveItems, spec.key].compactMap({ $0 }) {
@@ -110,11 +123,30 @@ extension JobExpander {
     private mutating func checkOutputPlaceholders(_ spec: JobSpec) {
         let params = Set(spec.params.map(\.name))
         for path in [spec.save, spec.download, spec.saveHeaders, spec.saveItems, spec.key].compactMap({ $0 }) {
-            for name in Template(path.template).placeholders where !name.hasPrefix("row.") && !name.hasPrefix("matrix.") && !params.contains(name) {
+            for name in Template(path.template).placeholders where !name.hasPrefix(spec.recordPrefix ?? "row.") && !name.hasPrefix("matrix.") && !params.contains(name) {
                 if name == "page" { continue }  // reported by checkPaginationOutputs when the job doesn't paginate
                 diagnostics.error("undeclared-placeholder", "'{{\(name)}}' in job '\(spec.id)' is not one of its params", at: path.location,
-                                  hint: "take it from the data file as {{row.\(name)}}, or add it under params:")
+                                  hint: "take it from the record as {{\(spec.recordPrefix ?? "row.")\(name)}}, or add it under params:")
             }
         }
+    }
+
+    /// The job ids a fan-out reads from: its `for_each.job`, a written-out entry (every expansion
+    /// of a matrix entry); nil after reporting when it names none.
+    private mutating func fanOutSources(_ forEach: ForEachSpec, spec: JobSpec, jobs: Set<String>, names: NeedNames,
+                                        dataFileIDs: Set<String>) -> [String]? {
+        if let ids = names.idsByBase[forEach.job] { return ids }
+        if jobs.contains(forEach.job) {
+            guard forEach.job != spec.id else { return nil }
+            return [forEach.job]
+        }
+        if dataFileIDs.contains(forEach.job) {
+            diagnostics.error("needs-data-file-jobs", "job '\(spec.id)' fans out over '\(forEach.job)', whose jobs come from a data file or a fan-out",
+                              at: forEach.jobLocation, hint: "fan out over a job written out in the jobs file")
+        } else {
+            diagnostics.error("unknown-need", "job '\(spec.id)' fans out over unknown job '\(forEach.job)'", at: forEach.jobLocation,
+                              hint: names.hint(for: forEach.job))
+        }
+        return nil
     }
 }

@@ -105,7 +105,7 @@ extension JobExpander {
         if !route.isAdHoc { known.formUnion(route.params.map(\.name)) }
         var reported: Set<String> = []
         for name in fields.flatMap({ Template($0).placeholders }) where !known.contains(name) && reported.insert(name).inserted {
-            if name.hasPrefix("matrix.") || name.hasPrefix("jobs.") || (spec.from != nil && name.hasPrefix("row.")) { continue }
+            if name.hasPrefix("matrix.") || name.hasPrefix("jobs.") || spec.recordPrefix.map(name.hasPrefix) == true { continue }
             let hint = route.isAdHoc ? "add it under params:" : EditDistance.hint(for: name, among: Array(known).sorted())
                 ?? "route '\(route.name)' has the params: \(route.params.map(\.name).joined(separator: ", "))"
             diagnostics.error("undeclared-placeholder", "'{{\(name)}}' in job '\(spec.id)' is not one of its params", at: spec.location, hint: hint)

@@ -57,7 +57,7 @@ struct JobExpander {
             let common = ExpandedJob.Common(spec: spec, route: route, behaviour: behaviour, captureUses: captureUses)
             checkJobPlaceholders(spec, route: route)
             checkPaginationOutputs(spec, pagination: common.pagination, route: route)
-            if spec.from != nil {
+            if spec.from != nil || spec.forEach != nil {
                 dataFileEntries.append(common)
                 continue
             }
@@ -251,7 +251,7 @@ struct JobExpander {
         for value in [route.request.query, { if case .object(let v)? = route.request.parameters { return v } else { return nil } }()].compactMap({ $0 }) {
             names += Self.placeholders(in: value)
         }
-        for name in names where !known.contains(name) && !name.hasPrefix("matrix.") && !name.hasPrefix("jobs.") && !(spec.from != nil && name.hasPrefix("row.")) {
+        for name in names where !known.contains(name) && !name.hasPrefix("matrix.") && !name.hasPrefix("jobs.") && spec.recordPrefix.map(name.hasPrefix) != true {
             diagnostics.error("undeclared-placeholder", "'{{\(name)}}' in job '\(spec.id)' is not one of its params", at: spec.location,
                               hint: "add it under params:")
         }

@@ -95,6 +95,10 @@ public final class JobSpec: Sendable {
     public var saveItems: OutputPath? { extras?.saveItems }
     /// `capture:` values from the response for later jobs (`{{jobs.<id>.<name>}}`).
     public var captures: [CaptureSpec] { extras?.captures ?? [] }
+    /// `for_each:` one job per record another job's responses hold.
+    public var forEach: ForEachSpec? { extras?.forEach }
+    /// The prefix of a record's placeholders: `row.` for a data file, `<as>.` for a fan-out.
+    public var recordPrefix: String? { from != nil ? "row." : forEach.map { $0.name + "." } }
 
     private final class Extras: Sendable {
         let description: String?
@@ -107,10 +111,11 @@ public final class JobSpec: Sendable {
         let pagination: Pagination?
         let saveItems: OutputPath?
         let captures: [CaptureSpec]
+        let forEach: ForEachSpec?
 
         init(description: String?, download: OutputPath?, saveHeaders: OutputPath?, checksum: Checksum?, from: DataFileSource?, key: OutputPath?,
              downloadSegments: (count: Int, location: SourceLocation)?, pagination: Pagination?, saveItems: OutputPath?,
-             captures: [CaptureSpec]) {
+             captures: [CaptureSpec], forEach: ForEachSpec?) {
             self.description = description
             self.download = download
             self.saveHeaders = saveHeaders
@@ -121,6 +126,7 @@ public final class JobSpec: Sendable {
             self.pagination = pagination
             self.saveItems = saveItems
             self.captures = captures
+            self.forEach = forEach
         }
     }
 
@@ -129,7 +135,8 @@ public final class JobSpec: Sendable {
          matrix: [(key: String, values: [ParameterValue], location: SourceLocation)], needs: [(id: String, location: SourceLocation)],
          save: OutputPath?, download: OutputPath?, saveHeaders: OutputPath?, checksum: Checksum?, from: DataFileSource?, key: OutputPath?,
          behaviour: Behaviour, location: SourceLocation, baseDirectory: String, downloadSegments: (count: Int, location: SourceLocation)? = nil,
-         pagination: Pagination? = nil, saveItems: OutputPath? = nil, captures: [CaptureSpec] = []) {
+         pagination: Pagination? = nil, saveItems: OutputPath? = nil, captures: [CaptureSpec] = [],
+         forEach: ForEachSpec? = nil) {
         self.id = id
         self.target = target
         self.params = params
@@ -140,11 +147,23 @@ public final class JobSpec: Sendable {
         self.location = location
         self.baseDirectory = baseDirectory
         let hasExtras = description != nil || download != nil || saveHeaders != nil || checksum != nil || from != nil || key != nil
-            || pagination != nil || saveItems != nil || !captures.isEmpty
+            || pagination != nil || saveItems != nil || !captures.isEmpty || forEach != nil
         extras = hasExtras ? Extras(description: description, download: download, saveHeaders: saveHeaders, checksum: checksum, from: from, key: key,
                                     downloadSegments: downloadSegments, pagination: pagination, saveItems: saveItems,
-                                    captures: captures) : nil
+                                    captures: captures, forEach: forEach) : nil
     }
+}
+
+/// `for_each: {job: list_repos, items: "$[*]", as: repo}`: one job per record of another job's
+/// responses (every page of a paginated one), its values as `{{repo.<name>}}`.
+public struct ForEachSpec: Sendable {
+    /// The entry whose responses hold the records.
+    public var job: String
+    public var items: JSONPath
+    /// The placeholder prefix: `{{<as>.<name>}}`, `{{<as>.number}}`.
+    public var name: String
+    public var location: SourceLocation
+    public var jobLocation: SourceLocation
 }
 
 /// A `save:` or `download:` path template as written, with where it was written.

@@ -5,7 +5,7 @@ extension ConfigReader {
     static let settingsKeys = ["concurrency", "per_host", "rate_limits", "output_dir", "state_dir", "fail_fast", "network", "http_version", "proxy",
                                "download"] + BehaviourKeys.all
     static let adHocOnlyKeys = ["method"] + RequestKeys.all
-    static let jobKeys = ["id", "description", "route", "url", "params", "matrix", "from", "key", "needs", "save", "download", "save_headers", "checksum", "paginate", "save_items", "capture"]
+    static let jobKeys = ["id", "description", "route", "url", "params", "matrix", "from", "key", "needs", "save", "download", "save_headers", "checksum", "paginate", "save_items", "capture", "for_each"]
         + adHocOnlyKeys + BehaviourKeys.all
 
     func settings(_ node: Node?) -> Settings {
@@ -136,9 +136,13 @@ extension ConfigReader {
         }
         let from = e["from"].flatMap { dataFile($0) }
         let key = e["key"].flatMap { n in string(n).map { OutputPath(template: $0, location: location(n)) } }
-        if let k = e.keyNode("key"), e["from"] == nil {
-            error("conflicting-keys", "'key' names the jobs of a data file; job '\(id)' has no 'from'", at: k,
+        let forEach = e["for_each"].flatMap(self.forEach)
+        if let k = e.keyNode("key"), e["from"] == nil, e["for_each"] == nil {
+            error("conflicting-keys", "'key' names the jobs of a data file or a fan-out; job '\(id)' has no 'from' or 'for_each'", at: k,
                   hint: "add from: {file: …}, or remove key:")
+        }
+        if let k = e.keyNode("for_each"), e["from"] != nil {
+            error("conflicting-keys", "job '\(id)' has both 'from' and 'for_each'; give one", at: k)
         }
         let pagination = e["paginate"].flatMap(self.pagination)
         let captures = e["capture"].map(self.captures) ?? []
@@ -157,7 +161,7 @@ extension ConfigReader {
         return JobSpec(id: id, description: e["description"].flatMap { string($0) }, target: target, params: params,
                        matrix: matrix, needs: needs, save: save, download: download, saveHeaders: saveHeaders, checksum: checksum,
                        from: from, key: key, behaviour: behaviour(e), location: location(idNode), baseDirectory: directory,
-                       downloadSegments: downloadSegments, pagination: pagination, saveItems: saveItems, captures: captures)
+                       downloadSegments: downloadSegments, pagination: pagination, saveItems: saveItems, captures: captures, forEach: forEach)
     }
 
     /// `download: PATH`, or `download: {path: PATH, segments: N}` to fetch it over N connections.

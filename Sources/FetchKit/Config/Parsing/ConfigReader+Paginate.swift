@@ -162,3 +162,25 @@ extension ConfigReader {
         return captures
     }
 }
+
+extension ConfigReader {
+    /// `for_each: {job: ID, items: PATH, as: NAME}`; `items` defaults to `$` (an array body's
+    /// elements), `as` to `item`.
+    func forEach(_ node: Node) -> ForEachSpec? {
+        guard let e = mapping(node, allowed: ["job", "items", "as"], what: "for_each") else { return nil }
+        let jobNode = requireKey("job", in: e, of: node, what: "for_each")
+        let job = jobNode.flatMap { string($0, what: "a job id") }
+        let items = e["items"].map { jsonPath($0) } ?? (try? JSONPath(parsing: "$"))
+        var name = "item"
+        if let n = e["as"], let text = string(n, what: "a placeholder name") {
+            if Self.isIdentifier(text, allowDash: false), !["matrix", "row", "jobs", "page"].contains(text) {
+                name = text
+            } else {
+                error("invalid-id", "invalid for_each name '\(text)'", at: n,
+                      hint: "a name like repo (used as {{repo.<field>}}); not matrix, row, jobs or page")
+            }
+        }
+        guard let job, let jobNode, let items else { return nil }
+        return ForEachSpec(job: job, items: items, name: name, location: location(node), jobLocation: location(jobNode))
+    }
+}
