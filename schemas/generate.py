@@ -807,7 +807,7 @@ job_props = {
             },
         ],
     },
-    "key": string("The id suffix of a data file's jobs, page[<key>]; unique in the file. Default: the record number.", minLength=1),
+    "key": string("The id suffix of a data file's or a fan-out's jobs, page[<key>]; unique in the file. Default: the record number.", minLength=1),
     "needs": {
         "type": "array",
         "description": "Jobs that must succeed (or be up to date) before this one starts.",
@@ -843,6 +843,15 @@ job_props["capture"] = {
     "propertyNames": {"pattern": PARAM_NAME},
     "additionalProperties": {"$ref": "#/$defs/capture"},
 }
+job_props["for_each"] = obj(
+    "One job per record of another job's responses (every page of a paginated one): its values as {{<as>.<field>}}, ids <id>[<key>], made as the run goes.",
+    {
+        "job": string("The job whose responses hold the records (written out in this file; every expansion of a matrix job).", pattern=JOB_ID),
+        "items": ref("jsonpath", "Where each response's records are (default $: an array body's elements)."),
+        "as": string("The placeholder name: {{<as>.<field>}}, {{<as>.number}}. Default item.", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$"),
+    },
+    required=["job"],
+)
 job_props["save_items"] = string(
     "Append the records of every page (paginate.items) to this path under output_dir as JSON Lines, moved into place when the last page is in.",
     minLength=1,
@@ -854,10 +863,12 @@ DEFS["job"] = obj(
     job_props,
     required=["id"],
     oneOf=[{"required": ["route"]}, {"required": ["url"]}],
-    dependentRequired={"checksum": ["download"], "key": ["from"]},
+    dependentRequired={"checksum": ["download"]},
     allOf=[
         {"not": {"required": ["save", "download"]}},
         {"not": {"required": ["save_items", "download"]}},
+        {"not": {"required": ["from", "for_each"]}},
+        {"if": {"required": ["key"]}, "then": {"anyOf": [{"required": ["from"]}, {"required": ["for_each"]}]}},
         {"not": {"required": ["paginate", "download"]}},
         {
             "if": {"required": ["route"]},

@@ -22,6 +22,8 @@ enum TestServerRoutes {
             return echo(request)
         case ("status", 2):
             let code = Int(parts[1]) ?? 500
+            // 1xx, 204 and 304 have no body (RFC 9110 §6.4.1).
+            if code == 204 || code == 304 || code < 200 { return Reply(status: HTTPResponseStatus(statusCode: code)) }
             return .text(HTTPResponseStatus(statusCode: code), "status \(code)\n")
         case ("delay", 2):
             var reply = Reply.text(.ok, "delayed\n")

@@ -84,4 +84,32 @@ import Testing
 
             """)
     }
+
+    @Test func aFanOutNamesAWrittenOutJobAndUsesItsOwnName() throws {
+        let fixture = try ConfigFixture(["jobs.yaml": """
+            version: 1
+            jobs:
+              - {id: list, url: "https://api.example.org/list"}
+              - {id: rows, url: "https://api.example.org/{{row.line}}", from: ids.txt}
+              - {id: a, url: "https://api.example.org/a/{{repo.id}}", for_each: {job: nobody, as: repo}}
+              - {id: b, url: "https://api.example.org/b/{{repo.id}}", for_each: {job: rows, as: repo}}
+              - {id: c, url: "https://api.example.org/c/{{item.id}}", for_each: {job: list, as: matrix}}
+              - {id: d, url: "https://api.example.org/d/{{row.id}}", for_each: {job: list}, save: "d/{{item.number}}.json"}
+            """, "ids.txt": "1\n"])
+        #expect(fixture.diagnostics("jobs.yaml") == """
+            jobs.yaml:5:75: error: job 'a' fans out over unknown job 'nobody'
+              - {id: a, url: "https://api.example.org/a/{{repo.id}}", for_each: {job: nobody, as: repo}}
+                                                                                      ^
+            jobs.yaml:6:75: error: job 'b' fans out over 'rows', whose jobs come from a data file or a fan-out (fan out over a job written out in the jobs file)
+              - {id: b, url: "https://api.example.org/b/{{repo.id}}", for_each: {job: rows, as: repo}}
+                                                                                      ^
+            jobs.yaml:7:85: error: invalid for_each name 'matrix' (a name like repo (used as {{repo.<field>}}); not matrix, row, jobs or page)
+              - {id: c, url: "https://api.example.org/c/{{item.id}}", for_each: {job: list, as: matrix}}
+                                                                                                ^
+            jobs.yaml:8:10: error: '{{row.id}}' in job 'd' is not one of its params (add it under params:)
+              - {id: d, url: "https://api.example.org/d/{{row.id}}", for_each: {job: list}, save: "d/{{item.number}}.json"}
+                     ^
+
+            """)
+    }
 }
