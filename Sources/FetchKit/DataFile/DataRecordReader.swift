@@ -177,8 +177,18 @@ public final class DataRecordReader {
         var positions: [String: (line: Int, column: Int)] = [:]
         values.reserveCapacity(entries.count)
         let text = String(decoding: bytes, as: UTF8.self)
+        // Members of nested objects by their dotted paths too: {{row.owner.login}}.
+        func flatten(_ prefix: String, _ value: ParameterValue, depth: Int) {
+            guard depth < 8, case .object(let members) = value else { return }
+            for member in members {
+                let key = prefix + "." + member.key
+                if values[key] == nil { values[key] = member.value }
+                flatten(key, member.value, depth: depth + 1)
+            }
+        }
         for entry in entries {
             values[entry.key] = entry.value
+            flatten(entry.key, entry.value, depth: 0)
             // Where the key is written: its first quoted occurrence (a column in Unicode scalars).
             if let range = text.range(of: "\"\(entry.key)\"") {
                 positions[entry.key] = (line, text.unicodeScalars.distance(from: text.unicodeScalars.startIndex, to: range.lowerBound) + 1)

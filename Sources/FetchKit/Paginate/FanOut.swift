@@ -66,7 +66,12 @@ final class FanOutSpool: @unchecked Sendable {
         guard !records.isEmpty else { return }
         var text = ""
         for record in records {
-            record.write(to: &text)
+            // A record that is not an object (a string, a number) is {{<as>.value}}.
+            if case .object = record {
+                record.write(to: &text)
+            } else {
+                JSONValue.object([("value", record)]).write(to: &text)
+            }
             text += "\n"
         }
         let bytes = Array(text.utf8)

@@ -43,7 +43,7 @@ import Testing
         let text = fixture.diagnostics("jobs.yaml", environment: ["BASE": "http://127.0.0.1:1"])
         #expect(text.contains("jobs.yaml:7:21: error: '{{row.titel}}': the data file 'titles.csv' has no column 'titel' (did you mean '{{row.title}}'?)"), "\(text)")
         #expect(text.contains("error: '{{lang}}' in job 'page' is not one of its params"), "\(text)")
-        #expect(text.contains("error: 'key' names the jobs of a data file; job 'other' has no 'from'"), "\(text)")
+        #expect(text.contains("error: 'key' names the jobs of a data file or a fan-out; job 'other' has no 'from' or 'for_each'"), "\(text)")
         #expect(text.contains("error: '{{row.id}}' in job 'other' is not one of its params"), "\(text)")
         #expect(text.contains("error: job 'later' needs 'page', whose jobs come from a data file"), "\(text)")
         #expect(text.contains("error: cannot tell the format of the data file 'titles.dat' from its name"), "\(text)")

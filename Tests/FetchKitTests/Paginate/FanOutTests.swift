@@ -99,4 +99,19 @@ import Testing
         #expect(server.state.requests(pathPrefix: "/pages/json").count == 6 + 1 + 4)
         try await server.shutdown()
     }
+
+    @Test func nestedMembersAndScalarRecords() async throws {
+        let server = try await TestServer.start()
+        let (summary, _) = try await pages.run(server, """
+            jobs:
+              - {id: gql, url: "${BASE}/pages/graphql", method: POST, encoding: json, parameters: {variables: {first: 3}}}
+              - {id: nested, url: "${BASE}/echo/nested/{{n.pageInfo.endCursor}}?more={{n.pageInfo.hasNextPage}}", for_each: {job: gql, items: "$.data.repos", as: n}}
+              - {id: names, url: "${BASE}/echo/names/{{n.value}}", for_each: {job: gql, items: "$.data.repos.nodes[*].name", as: n}}
+            """)
+        #expect(summary.count(.failed) == 0, "\(summary.results.map { String(describing: $0.error) })")
+        // One record, the object at $.data.repos: its nested members by dotted path.
+        #expect(server.state.requests(pathPrefix: "/echo/nested/").map(\.uri) == ["/echo/nested/c3?more=true"])
+        #expect(server.state.requests(pathPrefix: "/echo/names/").map(\.path).sorted() == ["/echo/names/item-1", "/echo/names/item-2", "/echo/names/item-3"])
+        try await server.shutdown()
+    }
 }
