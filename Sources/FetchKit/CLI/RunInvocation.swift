@@ -22,6 +22,8 @@ public struct RunInvocation: Sendable {
     public var maxTime: Duration?
     /// `--no-resume`: ignore `.part` files and recorded validators.
     public var noResume = false
+    /// `--reset-incremental JOB`: these incremental jobs start from their `initial` cursor.
+    public var resetIncremental: [String] = []
     /// `--offline`: every job from the response cache only; no socket is opened.
     public var offline = false
     /// `--report FORMAT PATH`, in order.
@@ -63,6 +65,15 @@ public struct RunInvocation: Sendable {
         }
         let planned = plan.jobs.count
         if let shard { plan.apply(shard) }
+        let incrementalIDs = Set(config.jobs.filter { $0.spec.incremental != nil }.flatMap { [$0.id, $0.spec.id] }
+            + config.dataFileJobs.filter { $0.spec.incremental != nil }.map(\.id))
+        for name in resetIncremental where !incrementalIDs.contains(name) {
+            let hint = EditDistance.hint(for: name, among: incrementalIDs.sorted()).map { " (\($0))" }
+                ?? (incrementalIDs.isEmpty ? " (no job of the jobs file has incremental:)" : "")
+            stderr.write("error: --reset-incremental: no incremental job '\(name)'\(hint)\n")
+            stderr.flush()
+            return .usage
+        }
         if dryRun {
             let stateDirectory = stateDirectory(config)
             let cache = try? SQLiteResponseCache(directory: Self.cacheDirectory(config, stateDirectory: stateDirectory), readOnly: true)
@@ -159,6 +170,16 @@ public struct RunInvocation: Sendable {
             stderr.write("warning: \(error); running without resume or history\n")
         }
         if let store { monitors.append(StateRecorder(store: store, jobsFile: jobsFile)) }
+        for name in resetIncremental {
+            do {
+                let removed = try store?.resetIncrementalCursors(job: name) ?? 0
+                stderr.write("note: --reset-incremental \(name): \(removed == 0 ? "no cursor was recorded" : "the recorded cursor is forgotten"); it starts from its initial value\n")
+            } catch {
+                stderr.write("error: --reset-incremental \(name): \(error)\n")
+                stderr.flush()
+                return .invalidConfig
+            }
+        }
 
         // The response cache: without it (not writable, say) the run goes on, sending every request.
         // Problems found while opening it are logged once the run (and its run_id) has started.

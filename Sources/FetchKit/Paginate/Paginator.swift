@@ -23,6 +23,8 @@ struct Paginator {
     /// Whether this job opens the spools (it is their only source); a matrix source's spools are
     /// opened once for all its jobs.
     var opensSpools = true
+    /// `incremental.from`: the greatest value the pages hold is collected.
+    var incremental: JSONPath?
 
     struct Outcome {
         var status: Int?
@@ -32,6 +34,8 @@ struct Paginator {
         var records = 0
         /// Every page came from the response cache.
         var allCached = true
+        /// The greatest `incremental.from` value of the pages.
+        var incremental: String?
         /// The last page's head and body (for captures).
         var lastPage: (head: TransportResponseHead, body: Data)?
     }
@@ -56,6 +60,7 @@ struct Paginator {
             outcome.bytes = recorded.bytes
             outcome.requests = recorded.requests
             outcome.allCached = false
+            outcome.incremental = recorded.incremental
             if recorded.next == "end" {
                 finished = true
             } else if let next = PageCursor(encoded: recorded.next) {
@@ -86,7 +91,7 @@ struct Paginator {
             let body = sink.body
             outcome.lastPage = (sink.head ?? response.head, body)
             var document: JSONValue?
-            if pagination.readsJSON || !spools.isEmpty {
+            if pagination.readsJSON || !spools.isEmpty || incremental != nil {
                 do {
                     document = try JSONValue.parse(body)
                 } catch {
@@ -100,6 +105,9 @@ struct Paginator {
             }
             try items?.append(records ?? [])
             if let document { for spool in spools { try spool.append(from: document) } }
+            if let incremental, let document, let found = JobContext.greatest(incremental, in: document) {
+                outcome.incremental = outcome.incremental.map { IncrementalSpec.later($0, found) } ?? found
+            }
             outcome.pages = page
             outcome.records += records?.count ?? 0
             var next = nextCursor(after: cursor, response: response, document: document, records: records, fetched: outcome.records)
@@ -162,7 +170,7 @@ struct Paginator {
         }
         try store.savePaginationProgress(PaginationProgress(fingerprint: fingerprint, page: outcome.pages, next: encoded, records: outcome.records,
                                                             itemsBytes: items?.length ?? 0, bytes: outcome.bytes, requests: outcome.requests,
-                                                            spoolBytes: opensSpools ? spools.map(\.length) : []),
+                                                            spoolBytes: opensSpools ? spools.map(\.length) : [], incremental: outcome.incremental),
                                          job: job.id, seen: seen)
     }
 

@@ -13,6 +13,9 @@ public struct Router: RequestConvertible {
     public var behaviour: Behaviour
     /// The multipart boundary; nil makes a random one for each multipart body built.
     public var multipartBoundary: String?
+    /// Parameters set after the request is built, in the query (or at a dotted path of a JSON
+    /// body), replacing any of the same name: an `incremental` job's cursor.
+    public var overrides: [(param: String, value: ParameterValue)] = []
 
     public init(route: CompiledRoute, params: [String: ParameterValue], behaviour: Behaviour? = nil,
                 multipartBoundary: String? = nil) {
@@ -46,7 +49,11 @@ public struct Router: RequestConvertible {
         case .oauth2?, .none?, nil: break
         }
         let body = try buildBody(headers: &headers)
-        return BuiltRequest(method: route.method, url: url, headers: headers, body: body)
+        var request = BuiltRequest(method: route.method, url: url, headers: headers, body: body)
+        for (param, value) in overrides {
+            try PageRequest.set(param, to: .string(value.text), in: &request)
+        }
+        return request
     }
 
     // MARK: - URL

@@ -20,12 +20,18 @@ final class JobContext: Sendable {
     let spoolsBySource: [String: [FanOutSpool]]
     /// Every fan-out spool of the run.
     let spools: [FanOutSpool]
+    /// The greatest `incremental.from` value each running incremental job's responses held.
+    private let incrementalFound = LockedBox([String: String]())
     private let authenticators: [(options: OAuth2Options, interceptor: AuthenticationInterceptor<OAuth2Authenticator>)]
     /// Request options per `jobs:` entry: its expansions share one behaviour, so the retry policy,
     /// validator and redirector are built once per entry, not once per job.
     private let optionsByEntry: [ObjectIdentifier: RequestOptions]
 
-    init(runner: Runner, session: Session) {
+    /// The run's id, recorded with each incremental cursor it advances.
+    let runID: String
+
+    init(runner: Runner, session: Session, runID: String) {
+        self.runID = runID
         self.session = session
         monitor = runner.monitor
         redactor = runner.config.redactor
@@ -97,6 +103,12 @@ final class JobContext: Sendable {
         let started = ContinuousClock.now
         monitor.jobDidStart(job.id)
         var job = job
+        var incrementalStart: String?
+        if let incremental = job.spec.incremental {
+            let cursor = (try? store?.incrementalCursor(job: job.id)) ?? nil
+            incrementalStart = cursor ?? incremental.initial
+            setIncrementalCursor(incrementalStart!, of: incremental, in: &job)
+        }
         if !job.common.captureUses.isEmpty {
             do {
                 try fillCaptures(into: &job)
@@ -128,6 +140,9 @@ final class JobContext: Sendable {
         } else {
             result = await execute(job, sink: DiscardSink(), path: nil, started: started)
         }
+        if let start = incrementalStart, let incremental = job.spec.incremental, result.isSuccess {
+            advanceIncrementalCursor(of: job, incremental, from: start)
+        }
         monitor.jobDidFinish(result)
         return result
     }
@@ -135,11 +150,16 @@ final class JobContext: Sendable {
     private func execute<Sink: ResponseSink>(_ job: ExpandedJob, sink: Sink, path: String?, started: ContinuousClock.Instant,
                                              isUpToDate: () -> Bool = { false }) async -> JobResult {
         let spools = spoolsBySource[job.id] ?? []
-        if !job.spec.captures.isEmpty || !spools.isEmpty {
-            let capturing = CapturingSink(inner: sink, keepsBody: !spools.isEmpty || job.spec.captures.contains { $0.source.readsBody })
+        if !job.spec.captures.isEmpty || !spools.isEmpty || job.spec.incremental != nil {
+            let capturing = CapturingSink(inner: sink, keepsBody: !spools.isEmpty || job.spec.incremental != nil
+                                            || job.spec.captures.contains { $0.source.readsBody })
             var result = await execute(job, anySink: capturing, path: path, started: started, isUpToDate: isUpToDate)
             guard result.outcome != .failed, let head = capturing.head else { return result }
             if !job.spec.captures.isEmpty { recordCaptures(of: job, head: head, body: capturing.body) }
+            if let incremental = job.spec.incremental, let body = capturing.body, let document = try? JSONValue.parse(body),
+               let found = Self.greatest(incremental.from, in: document) {
+                incrementalFound.withLock { $0[job.id] = found }
+            }
             if !spools.isEmpty, let failure = feed(spools, from: job, body: capturing.body) {
                 result = JobResult(job: job.id, outcome: .failed, status: result.status, bytes: result.bytes, attempts: result.attempts,
                                    error: failure, duration: result.duration)
@@ -173,10 +193,12 @@ final class JobContext: Sendable {
         var paginator = Paginator(job: job, pagination: pagination, session: session, options: requestOptions(for: job), monitor: monitor,
                                   store: store, resumes: resumes, redactor: redactor, secretHeaders: secretHeaders)
         paginator.spools = spoolsBySource[job.id] ?? []
+        paginator.incremental = job.spec.incremental?.from
         paginator.opensSpools = paginator.spools.allSatisfy { $0.sources.count == 1 }
         do {
             let outcome = try await paginator.run()
             if !job.spec.captures.isEmpty, let last = outcome.lastPage { recordCaptures(of: job, head: last.head, body: last.body) }
+            if let found = outcome.incremental { incrementalFound.withLock { $0[job.id] = found } }
             return JobResult(job: job.id, outcome: outcome.allCached && outcome.pages > 0 ? .cached : .succeeded, status: outcome.status,
                              bytes: outcome.bytes, attempts: outcome.requests, duration: .now - started, path: job.itemsPath ?? job.savePath)
         } catch {
@@ -295,5 +317,36 @@ final class JobContext: Sendable {
             return error as? FetchError ?? FetchError(.io, "\(error)")
         }
         return nil
+    }
+
+    // MARK: - Incremental
+
+    /// Sends the job's cursor: as the route's param of that name (in the route's type), else as a
+    /// query parameter or JSON body member (`ExpandedJob.router`).
+    private func setIncrementalCursor(_ cursor: String, of incremental: IncrementalSpec, in job: inout ExpandedJob) {
+        if let param = job.route.param(named: incremental.param) {
+            switch ParamChecker.check(.string(cursor), against: param) {
+            case .success(let value): job.params[incremental.param] = value
+            case .failure: job.params[incremental.param] = .string(cursor)
+            }
+        } else if job.route.isAdHoc, job.spec.params.contains(where: { $0.name == incremental.param }) {
+            job.params[incremental.param] = .string(cursor)
+        } else {
+            job.bindings[ExpandedJob.incrementalCursorKey] = .string(cursor)
+        }
+    }
+
+    /// Once the job fully succeeded: the greatest value its responses held becomes the next run's
+    /// cursor (never an earlier one than this run started from).
+    private func advanceIncrementalCursor(of job: ExpandedJob, _ incremental: IncrementalSpec, from start: String) {
+        guard let found = incrementalFound.withLock({ $0.removeValue(forKey: job.id) }) else { return }
+        let next = IncrementalSpec.later(start, found)
+        guard next != start, redactor.redact(next) == next else { return }
+        try? store?.saveIncrementalCursor(next, job: job.id, runID: runID)
+    }
+
+    /// The greatest text of the values `path` selects in `document`.
+    static func greatest(_ path: JSONPath, in document: JSONValue) -> String? {
+        path.select(in: document).compactMap(\.text).reduce(nil as String?) { best, value in best.map { IncrementalSpec.later($0, value) } ?? value }
     }
 }

@@ -81,7 +81,7 @@ public final class Runner: Sendable {
         if waitsForHosts { configuration.inFlight = concurrency }
         let session = Session(configuration: configuration, transport: transport, eventMonitors: [monitor], cache: options.responseCache,
                               networkWaiter: waiter)
-        let jobs = JobContext(runner: self, session: session)
+        let jobs = JobContext(runner: self, session: session, runID: runID)
         monitor.runDidStart(RunInfo(id: runID, jobs: plan.dataFileJobs.isEmpty ? plan.jobs.count : plan.jobCountEstimate, concurrency: concurrency))
         if let problem = options.networkProblem { monitor.networkMonitorDidFail(problem) }
         waiter?.start()

@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 
 /// How far a paginated job got: the last page whose outputs are on disk, the request that comes
@@ -19,6 +20,8 @@ public struct PaginationProgress: Sendable, Equatable {
     public var requests: Int
     /// The lengths of the fan-out spools this job feeds, after the last committed page.
     public var spoolBytes: [Int64] = []
+    /// The greatest `incremental.from` value the committed pages held.
+    public var incremental: String?
 }
 
 extension StateStore {
@@ -27,7 +30,8 @@ extension StateStore {
             try Row.fetchOne(db, sql: "SELECT * FROM pagination_progress WHERE job = ?", arguments: [job]).map { row in
                 PaginationProgress(fingerprint: row["fingerprint"], page: row["page"], next: row["next"], records: row["records"],
                                    itemsBytes: row["items_bytes"], bytes: row["bytes"], requests: row["requests"],
-                                   spoolBytes: (row["spool_bytes"] as String).split(separator: ",").compactMap { Int64($0) })
+                                   spoolBytes: (row["spool_bytes"] as String).split(separator: ",").compactMap { Int64($0) },
+                                   incremental: row["incremental"])
             }
         }
     }
@@ -37,13 +41,14 @@ extension StateStore {
     public func savePaginationProgress(_ progress: PaginationProgress, job: String, seen key: String?) throws {
         try write { db in
             try db.execute(sql: """
-                INSERT INTO pagination_progress (job, fingerprint, page, next, records, items_bytes, bytes, requests, spool_bytes)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO pagination_progress (job, fingerprint, page, next, records, items_bytes, bytes, requests, spool_bytes, incremental)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(job) DO UPDATE SET fingerprint = excluded.fingerprint, page = excluded.page, next = excluded.next,
                   records = excluded.records, items_bytes = excluded.items_bytes, bytes = excluded.bytes, requests = excluded.requests,
-                  spool_bytes = excluded.spool_bytes
+                  spool_bytes = excluded.spool_bytes, incremental = excluded.incremental
                 """, arguments: [job, progress.fingerprint, progress.page, progress.next, progress.records, progress.itemsBytes,
-                                 progress.bytes, progress.requests, progress.spoolBytes.map(String.init).joined(separator: ",")])
+                                 progress.bytes, progress.requests, progress.spoolBytes.map(String.init).joined(separator: ","),
+                                 progress.incremental])
             if let key {
                 try db.execute(sql: "INSERT OR IGNORE INTO pagination_seen (job, key) VALUES (?, ?)", arguments: [job, key])
             }
@@ -63,5 +68,51 @@ extension StateStore {
             try db.execute(sql: "DELETE FROM pagination_progress WHERE job = ?", arguments: [job])
             try db.execute(sql: "DELETE FROM pagination_seen WHERE job = ?", arguments: [job])
         }
+    }
+}
+
+/// An `incremental:` job's cursor as the store keeps it.
+public struct IncrementalCursor: Sendable, Equatable {
+    public var job: String
+    public var cursor: String
+    public var updatedAt: Date
+    public var runID: String
+}
+
+extension StateStore {
+    public func incrementalCursor(job: String) throws -> String? {
+        try pool.read { db in try String.fetchOne(db, sql: "SELECT cursor FROM incremental_cursors WHERE job = ?", arguments: [job]) }
+    }
+
+    /// Every cursor, by job id.
+    public func incrementalCursors() throws -> [IncrementalCursor] {
+        try pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT job, cursor, updated_at, run_id FROM incremental_cursors ORDER BY job").map { row in
+                IncrementalCursor(job: row["job"], cursor: row["cursor"], updatedAt: Date(timeIntervalSince1970: row["updated_at"]), runID: row["run_id"])
+            }
+        }
+    }
+
+    /// Advances a job's cursor: only called once the job fully succeeded.
+    public func saveIncrementalCursor(_ cursor: String, job: String, runID: String, at date: Date = Date()) throws {
+        try write { db in
+            try db.execute(sql: """
+                INSERT INTO incremental_cursors (job, cursor, updated_at, run_id) VALUES (?, ?, ?, ?)
+                ON CONFLICT(job) DO UPDATE SET cursor = excluded.cursor, updated_at = excluded.updated_at, run_id = excluded.run_id
+                """, arguments: [job, cursor, date.timeIntervalSince1970, runID])
+        }
+    }
+
+    /// `--reset-incremental JOB`: the job's cursors (its own, and its expansions' `JOB[…]`) are
+    /// forgotten, so its next run starts from `initial`. Returns how many there were.
+    @discardableResult
+    public func resetIncrementalCursors(job: String) throws -> Int {
+        var removed = 0
+        try write { db in
+            try db.execute(sql: "DELETE FROM incremental_cursors WHERE job = ? OR substr(job, 1, ?) = ?",
+                           arguments: [job, job.utf8.count + 1, job + "["])
+            removed = db.changesCount
+        }
+        return removed
     }
 }

@@ -97,7 +97,14 @@ public final class StateStore: Sendable {
                 t.primaryKey(["destination", "idx"])
             }
         }
-        migrator.registerMigration("v5: pagination_progress, pagination_seen") { db in
+        migrator.registerMigration("v5: pagination_progress, pagination_seen, incremental_cursors") { db in
+            // `incremental:` jobs' cursors, advanced only by a run in which the job fully succeeded.
+            try db.create(table: "incremental_cursors") { t in
+                t.primaryKey("job", .text)
+                t.column("cursor", .text).notNull()
+                t.column("updated_at", .double).notNull()
+                t.column("run_id", .text).notNull()
+            }
             // A paginated job's last committed page, so a run after a crash continues from the next
             // one; and every next link or cursor it followed, to tell a loop.
             try db.create(table: "pagination_progress") { t in
@@ -111,6 +118,8 @@ public final class StateStore: Sendable {
                 t.column("requests", .integer).notNull()
                 // The fan-out spools' lengths after the page, comma-separated (FanOutSpool).
                 t.column("spool_bytes", .text).notNull().defaults(to: "")
+                // The greatest `incremental.from` value of the committed pages.
+                t.column("incremental", .text)
             }
             try db.create(table: "pagination_seen") { t in
                 t.column("job", .text).notNull()

@@ -8,16 +8,36 @@ public struct StatusReport: Sendable {
     public enum Format: String, Sendable, CaseIterable { case text, json }
 
     public var runs: [RunRecord]
+    /// `incremental:` jobs' cursors: where each one's next run starts.
+    public var cursors: [IncrementalCursor]
 
     public init(store: StateStore, runLimit: Int = 10) throws {
         runs = try store.recentRuns(limit: max(1, runLimit))
+        cursors = try store.incrementalCursors()
+    }
+
+    /// Cursors listed in text; the rest are counted (`--format json` lists them all).
+    static let shownCursors = 50
+
+    var cursorText: String {
+        guard !cursors.isEmpty else { return "" }
+        var out = "Incremental cursors (the next run fetches what changed after them; reset with run --reset-incremental JOB):\n"
+        let width = min(40, cursors.prefix(Self.shownCursors).map(\.job.count).max() ?? 0)
+        for cursor in cursors.prefix(Self.shownCursors) {
+            out += "  " + cursor.job.padding(toLength: max(width, cursor.job.count), withPad: " ", startingAt: 0)
+                + "  \(cursor.cursor)  (advanced \(LogFormatting.timestamp(cursor.updatedAt)), run \(cursor.runID))\n"
+        }
+        if cursors.count > Self.shownCursors { out += "  … and \(cursors.count - Self.shownCursors) more (--format json lists them all)\n" }
+        return out
     }
 
     public func render(_ format: Format) -> String {
         format == .json ? json : text
     }
 
-    var text: String {
+    var text: String { runsText + cursorText }
+
+    private var runsText: String {
         var out = "Runs (newest first):\n"
         for run in runs {
             let started = LogFormatting.timestamp(run.startedAt)
@@ -82,7 +102,15 @@ public struct StatusReport: Sendable {
             if let failures = run.firstFailures { text += ",\"first_failures\":" + failures }
             return text + "}"
         }
-        return "{\"runs\":[" + runLines.joined(separator: ",") + "]}\n"
+        let cursorLines = cursors.map { cursor -> String in
+            var line = JSONLine()
+            line.string("job", cursor.job)
+            line.string("cursor", cursor.cursor)
+            line.string("updated_at", LogFormatting.timestamp(cursor.updatedAt))
+            line.string("run_id", cursor.runID)
+            return line.text + "}"
+        }
+        return "{\"runs\":[" + runLines.joined(separator: ",") + "],\"incremental_cursors\":[" + cursorLines.joined(separator: ",") + "]}\n"
     }
 
     /// Every job's last outcome (optionally only `outcome`), a line (text) or a JSON object (json,

@@ -50,6 +50,10 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(help: "Ignore .part files and recorded validators: download everything from the start.")
     var noResume = false
 
+    @Option(name: .customLong("reset-incremental"),
+            help: ArgumentHelp("Forget an incremental job's cursor, so this run fetches from its initial value; repeatable.", valueName: "job"))
+    var resetIncremental: [String] = []
+
     @Flag(help: "Answer every job from the response cache only and open no connection; a job with nothing stored fails (not_cached).")
     var offline = false
 
@@ -109,6 +113,7 @@ struct RunCommand: AsyncParsableCommand {
         invocation.failFast = failFast
         invocation.maxTime = maxTime.flatMap(DurationGrammar.parse)
         invocation.noResume = noResume
+        invocation.resetIncremental = resetIncremental
         invocation.offline = offline
         invocation.reports = try reports()
         invocation.metricsFile = metricsFile

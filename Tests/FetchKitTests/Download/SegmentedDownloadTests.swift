@@ -225,7 +225,7 @@ import Testing
         #expect(codes.sorted() == ["missing-key@9", "segments-limited@8"], "\(codes)")
         let session = Session()
         let runner = Runner(config: config, plan: try RunPlan(config: config), options: Runner.Options())
-        let context = JobContext(runner: runner, session: session)
+        let context = JobContext(runner: runner, session: session, runID: "test")
         let byID = Dictionary(uniqueKeysWithValues: config.jobs.map { ($0.id, $0) })
         #expect(["a", "b", "c", "d"].map { context.segments(of: byID[$0]!) } == [5, 3, 2, 8])
         try await session.shutdown()

@@ -99,6 +99,15 @@ public struct ExpandedJob: Sendable {
         var values = params
         for (key, value) in matrix { values["matrix.\(key)"] = value }
         for (key, value) in bindings { values[key] = value }
-        return Router(route: route, params: values, behaviour: behaviour)
+        var router = Router(route: route, params: values, behaviour: behaviour)
+        // `incremental`: the cursor goes in the route's param of that name, else in the query (or
+        // at that path of a JSON body).
+        if let incremental = spec.incremental, let cursor = bindings[Self.incrementalCursorKey], route.param(named: incremental.param) == nil {
+            router.overrides.append((incremental.param, cursor))
+        }
+        return router
     }
+
+    /// The binding that holds an `incremental` job's cursor for this run.
+    static let incrementalCursorKey = "incremental.cursor"
 }

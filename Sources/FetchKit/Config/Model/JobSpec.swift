@@ -97,6 +97,8 @@ public final class JobSpec: Sendable {
     public var captures: [CaptureSpec] { extras?.captures ?? [] }
     /// `for_each:` one job per record another job's responses hold.
     public var forEach: ForEachSpec? { extras?.forEach }
+    /// `incremental:` fetch only what changed since the last successful run.
+    public var incremental: IncrementalSpec? { extras?.incremental }
     /// The prefix of a record's placeholders: `row.` for a data file, `<as>.` for a fan-out.
     public var recordPrefix: String? { from != nil ? "row." : forEach.map { $0.name + "." } }
 
@@ -112,10 +114,11 @@ public final class JobSpec: Sendable {
         let saveItems: OutputPath?
         let captures: [CaptureSpec]
         let forEach: ForEachSpec?
+        let incremental: IncrementalSpec?
 
         init(description: String?, download: OutputPath?, saveHeaders: OutputPath?, checksum: Checksum?, from: DataFileSource?, key: OutputPath?,
              downloadSegments: (count: Int, location: SourceLocation)?, pagination: Pagination?, saveItems: OutputPath?,
-             captures: [CaptureSpec], forEach: ForEachSpec?) {
+             captures: [CaptureSpec], forEach: ForEachSpec?, incremental: IncrementalSpec?) {
             self.description = description
             self.download = download
             self.saveHeaders = saveHeaders
@@ -127,6 +130,7 @@ public final class JobSpec: Sendable {
             self.saveItems = saveItems
             self.captures = captures
             self.forEach = forEach
+            self.incremental = incremental
         }
     }
 
@@ -136,7 +140,7 @@ public final class JobSpec: Sendable {
          save: OutputPath?, download: OutputPath?, saveHeaders: OutputPath?, checksum: Checksum?, from: DataFileSource?, key: OutputPath?,
          behaviour: Behaviour, location: SourceLocation, baseDirectory: String, downloadSegments: (count: Int, location: SourceLocation)? = nil,
          pagination: Pagination? = nil, saveItems: OutputPath? = nil, captures: [CaptureSpec] = [],
-         forEach: ForEachSpec? = nil) {
+         forEach: ForEachSpec? = nil, incremental: IncrementalSpec? = nil) {
         self.id = id
         self.target = target
         self.params = params
@@ -147,10 +151,10 @@ public final class JobSpec: Sendable {
         self.location = location
         self.baseDirectory = baseDirectory
         let hasExtras = description != nil || download != nil || saveHeaders != nil || checksum != nil || from != nil || key != nil
-            || pagination != nil || saveItems != nil || !captures.isEmpty || forEach != nil
+            || pagination != nil || saveItems != nil || !captures.isEmpty || forEach != nil || incremental != nil
         extras = hasExtras ? Extras(description: description, download: download, saveHeaders: saveHeaders, checksum: checksum, from: from, key: key,
                                     downloadSegments: downloadSegments, pagination: pagination, saveItems: saveItems,
-                                    captures: captures, forEach: forEach) : nil
+                                    captures: captures, forEach: forEach, incremental: incremental) : nil
     }
 }
 
@@ -164,6 +168,25 @@ public struct ForEachSpec: Sendable {
     public var name: String
     public var location: SourceLocation
     public var jobLocation: SourceLocation
+}
+
+/// `incremental: {param: since, from: "$.items[-1].updated_at", initial: "2026-01-01T00:00:00Z"}`:
+/// the job sends `param` = the cursor, and once it has fully succeeded, the greatest value `from`
+/// found in its responses becomes the next run's cursor.
+public struct IncrementalSpec: Sendable {
+    /// A route param of that name, else a query parameter (a dotted path into a JSON body).
+    public var param: String
+    public var from: JSONPath
+    /// The cursor before the first successful run.
+    public var initial: String
+    public var location: SourceLocation
+
+    /// The later of two cursor values: as numbers when both are, else as text (ISO 8601 times,
+    /// written alike, order as text).
+    public static func later(_ a: String, _ b: String) -> String {
+        if let x = Double(a), let y = Double(b) { return y > x ? b : a }
+        return b > a ? b : a
+    }
 }
 
 /// A `save:` or `download:` path template as written, with where it was written.

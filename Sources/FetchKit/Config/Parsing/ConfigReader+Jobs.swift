@@ -5,7 +5,7 @@ extension ConfigReader {
     static let settingsKeys = ["concurrency", "per_host", "rate_limits", "output_dir", "state_dir", "fail_fast", "network", "http_version", "proxy",
                                "download"] + BehaviourKeys.all
     static let adHocOnlyKeys = ["method"] + RequestKeys.all
-    static let jobKeys = ["id", "description", "route", "url", "params", "matrix", "from", "key", "needs", "save", "download", "save_headers", "checksum", "paginate", "save_items", "capture", "for_each"]
+    static let jobKeys = ["id", "description", "route", "url", "params", "matrix", "from", "key", "needs", "save", "download", "save_headers", "checksum", "paginate", "save_items", "capture", "for_each", "incremental"]
         + adHocOnlyKeys + BehaviourKeys.all
 
     func settings(_ node: Node?) -> Settings {
@@ -141,6 +141,9 @@ extension ConfigReader {
             error("conflicting-keys", "'key' names the jobs of a data file or a fan-out; job '\(id)' has no 'from' or 'for_each'", at: k,
                   hint: "add from: {file: …}, or remove key:")
         }
+        if let k = e.keyNode("incremental"), download != nil {
+            error("conflicting-keys", "'incremental' reads its cursor from a JSON response; job '\(id)' downloads a file", at: k)
+        }
         if let k = e.keyNode("for_each"), e["from"] != nil {
             error("conflicting-keys", "job '\(id)' has both 'from' and 'for_each'; give one", at: k)
         }
@@ -161,7 +164,8 @@ extension ConfigReader {
         return JobSpec(id: id, description: e["description"].flatMap { string($0) }, target: target, params: params,
                        matrix: matrix, needs: needs, save: save, download: download, saveHeaders: saveHeaders, checksum: checksum,
                        from: from, key: key, behaviour: behaviour(e), location: location(idNode), baseDirectory: directory,
-                       downloadSegments: downloadSegments, pagination: pagination, saveItems: saveItems, captures: captures, forEach: forEach)
+                       downloadSegments: downloadSegments, pagination: pagination, saveItems: saveItems, captures: captures, forEach: forEach,
+                       incremental: e["incremental"].flatMap(self.incremental))
     }
 
     /// `download: PATH`, or `download: {path: PATH, segments: N}` to fetch it over N connections.

@@ -184,3 +184,22 @@ extension ConfigReader {
         return ForEachSpec(job: job, items: items, name: name, location: location(node), jobLocation: location(jobNode))
     }
 }
+
+extension ConfigReader {
+    /// `incremental: {param: NAME, from: PATH, initial: VALUE}`.
+    func incremental(_ node: Node) -> IncrementalSpec? {
+        guard let e = mapping(node, allowed: ["param", "from", "initial"], what: "incremental") else { return nil }
+        let param = requireKey("param", in: e, of: node, what: "incremental").flatMap { n -> String? in
+            guard let name = string(n, what: "a parameter name") else { return nil }
+            guard !name.isEmpty, !name.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty) else {
+                error("invalid-value", "invalid parameter name '\(name)'", at: n, hint: "a param or query parameter's name, or for a JSON body a dotted path")
+                return nil
+            }
+            return name
+        }
+        let from = requireKey("from", in: e, of: node, what: "incremental").flatMap { jsonPath($0) }
+        let initial = requireKey("initial", in: e, of: node, what: "incremental").flatMap { string($0, what: "the first cursor value") }
+        guard let param, let from, let initial else { return nil }
+        return IncrementalSpec(param: param, from: from, initial: initial, location: location(node))
+    }
+}
