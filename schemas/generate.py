@@ -836,7 +836,10 @@ job_props["save_headers"] = string(
     minLength=1,
 )
 job_props["checksum"] = ref("checksum", "Expected digest of the download: sha256:<hex> or sha512:<hex>.")
-job_props["paginate"] = ref("paginate", "Page through the results, instead of the route's paginate.")
+job_props["paginate"] = {
+    "description": "Page through the results, instead of the route's paginate; false: one request, though the route paginates.",
+    "anyOf": [{"const": False}, {"$ref": "#/$defs/paginate"}],
+}
 job_props["capture"] = {
     "type": "object",
     "description": "Values this job takes from its response (the last page's, when it paginates), used by later jobs as {{jobs.<id>.<name>}}; using one makes the later job wait for this one.",
@@ -851,6 +854,15 @@ job_props["for_each"] = obj(
         "as": string("The placeholder name: {{<as>.<field>}}, {{<as>.number}}. Default item.", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$"),
     },
     required=["job"],
+)
+job_props["incremental"] = obj(
+    "Fetch only what changed since the last successful run: send `param` = the cursor, and once the job fully succeeded (every page, every output), store the greatest value `from` finds in its responses as the next run's cursor. A failed run never advances it.",
+    {
+        "param": string("A route param of that name, else a query parameter (for a JSON body, a dotted path into it).", pattern=PARAM_PATH),
+        "from": ref("jsonpath", "Where the cursor values are in each response (every page); the greatest is kept (numbers as numbers, else as text)."),
+        "initial": string("The cursor before the first successful run (or after run --reset-incremental JOB)."),
+    },
+    required=["param", "from", "initial"],
 )
 job_props["save_items"] = string(
     "Append the records of every page (paginate.items) to this path under output_dir as JSON Lines, moved into place when the last page is in.",
@@ -870,6 +882,7 @@ DEFS["job"] = obj(
         {"not": {"required": ["from", "for_each"]}},
         {"if": {"required": ["key"]}, "then": {"anyOf": [{"required": ["from"]}, {"required": ["for_each"]}]}},
         {"not": {"required": ["paginate", "download"]}},
+        {"not": {"required": ["incremental", "download"]}},
         {
             "if": {"required": ["route"]},
             "then": {

@@ -47,6 +47,8 @@ enum TestServerRoutes {
             return .json(.ok, #"{"authorized":true}"#)
         case ("oauth", 2) where parts[1] == "token":
             return token(request, state: state)
+        case ("gh", _):
+            return gitHub(request, parts: Array(parts.dropFirst()), state: state)
         case ("pages", 2):
             return pages(request, style: parts[1], state: state)
         case ("cache", 1):

@@ -37,11 +37,18 @@ public final class TestServerState: Sendable {
         var tokensIssued = 0
         var cacheFailures: [String: Int] = [:]
         var cacheVersions: [String: String] = [:]
+        var gitHubDay = 0
     }
 
     private let storage = NIOLockedValueBox(Storage())
 
     public init() {}
+
+    /// The GitHub-like API's day (`/gh`): each day adds two commits to every third repository.
+    public var gitHubDay: Int {
+        get { storage.withLockedValue { $0.gitHubDay } }
+        set { storage.withLockedValue { $0.gitHubDay = newValue } }
+    }
 
     /// Every request so far, in arrival order.
     public var requests: [RecordedRequest] { storage.withLockedValue { $0.requests } }

@@ -62,7 +62,7 @@ public struct ExpandedJob: Sendable {
             self.spec = spec
             self.route = route
             self.behaviour = behaviour
-            pagination = spec.pagination ?? route.spec?.pagination
+            pagination = spec.paginationOff ? nil : spec.pagination ?? route.spec?.pagination
             self.captureUses = captureUses
         }
     }

@@ -91,6 +91,8 @@ public final class JobSpec: Sendable {
     public var downloadSegments: (count: Int, location: SourceLocation)? { extras?.downloadSegments }
     /// `paginate:` of this job, over its route's.
     public var pagination: Pagination? { extras?.pagination }
+    /// `paginate: false`: one request, though the route paginates.
+    public var paginationOff: Bool { extras?.paginationOff ?? false }
     /// `save_items:` the records of every page, as JSON Lines.
     public var saveItems: OutputPath? { extras?.saveItems }
     /// `capture:` values from the response for later jobs (`{{jobs.<id>.<name>}}`).
@@ -115,10 +117,11 @@ public final class JobSpec: Sendable {
         let captures: [CaptureSpec]
         let forEach: ForEachSpec?
         let incremental: IncrementalSpec?
+        let paginationOff: Bool
 
         init(description: String?, download: OutputPath?, saveHeaders: OutputPath?, checksum: Checksum?, from: DataFileSource?, key: OutputPath?,
              downloadSegments: (count: Int, location: SourceLocation)?, pagination: Pagination?, saveItems: OutputPath?,
-             captures: [CaptureSpec], forEach: ForEachSpec?, incremental: IncrementalSpec?) {
+             captures: [CaptureSpec], forEach: ForEachSpec?, incremental: IncrementalSpec?, paginationOff: Bool) {
             self.description = description
             self.download = download
             self.saveHeaders = saveHeaders
@@ -131,6 +134,7 @@ public final class JobSpec: Sendable {
             self.captures = captures
             self.forEach = forEach
             self.incremental = incremental
+            self.paginationOff = paginationOff
         }
     }
 
@@ -140,7 +144,7 @@ public final class JobSpec: Sendable {
          save: OutputPath?, download: OutputPath?, saveHeaders: OutputPath?, checksum: Checksum?, from: DataFileSource?, key: OutputPath?,
          behaviour: Behaviour, location: SourceLocation, baseDirectory: String, downloadSegments: (count: Int, location: SourceLocation)? = nil,
          pagination: Pagination? = nil, saveItems: OutputPath? = nil, captures: [CaptureSpec] = [],
-         forEach: ForEachSpec? = nil, incremental: IncrementalSpec? = nil) {
+         forEach: ForEachSpec? = nil, incremental: IncrementalSpec? = nil, paginationOff: Bool = false) {
         self.id = id
         self.target = target
         self.params = params
@@ -151,10 +155,10 @@ public final class JobSpec: Sendable {
         self.location = location
         self.baseDirectory = baseDirectory
         let hasExtras = description != nil || download != nil || saveHeaders != nil || checksum != nil || from != nil || key != nil
-            || pagination != nil || saveItems != nil || !captures.isEmpty || forEach != nil || incremental != nil
+            || pagination != nil || saveItems != nil || !captures.isEmpty || forEach != nil || incremental != nil || paginationOff
         extras = hasExtras ? Extras(description: description, download: download, saveHeaders: saveHeaders, checksum: checksum, from: from, key: key,
                                     downloadSegments: downloadSegments, pagination: pagination, saveItems: saveItems,
-                                    captures: captures, forEach: forEach, incremental: incremental) : nil
+                                    captures: captures, forEach: forEach, incremental: incremental, paginationOff: paginationOff) : nil
     }
 }
 

@@ -147,7 +147,19 @@ extension ConfigReader {
         if let k = e.keyNode("for_each"), e["from"] != nil {
             error("conflicting-keys", "job '\(id)' has both 'from' and 'for_each'; give one", at: k)
         }
-        let pagination = e["paginate"].flatMap(self.pagination)
+        // `paginate: false` turns the route's pagination off for this job.
+        var paginationOff = false
+        var pagination: Pagination?
+        if let n = e["paginate"], case .scalar = n {
+            if bool(n) == false {
+                paginationOff = true
+            } else if bool(n) == true {
+                error("invalid-value", "'paginate: true' says nothing about how to page", at: n,
+                      hint: "give {next: …, items: …}, or false to turn the route's pagination off")
+            }
+        } else {
+            pagination = e["paginate"].flatMap(self.pagination)
+        }
         let captures = e["capture"].map(self.captures) ?? []
         if let k = e.keyNode("capture"), download != nil, captures.contains(where: { $0.source.readsBody }) {
             error("conflicting-keys", "a download's body goes to disk, so 'json' and 'regex' captures can't read it; job '\(id)' downloads", at: k,
@@ -165,7 +177,7 @@ extension ConfigReader {
                        matrix: matrix, needs: needs, save: save, download: download, saveHeaders: saveHeaders, checksum: checksum,
                        from: from, key: key, behaviour: behaviour(e), location: location(idNode), baseDirectory: directory,
                        downloadSegments: downloadSegments, pagination: pagination, saveItems: saveItems, captures: captures, forEach: forEach,
-                       incremental: e["incremental"].flatMap(self.incremental))
+                       incremental: e["incremental"].flatMap(self.incremental), paginationOff: paginationOff)
     }
 
     /// `download: PATH`, or `download: {path: PATH, segments: N}` to fetch it over N connections.
