@@ -5,7 +5,7 @@
 # GitHub-style absolute Link headers). Side by side with a hand-written curl loop that follows the
 # same Link headers, ten loops at once as fetchctl runs ten crawls at once: curl alone (pages saved
 # as they come), and curl with `jq -c '.[]'` (the same JSON Lines fetchctl writes). Then fetchctl's
-# peak RSS at 100, 1,000 and 10,000 pages, to show it flat in the page count.
+# peak RSS at 100 to 100,000 pages, to show how it grows with the page count.
 #
 #   bench/crawl.sh [ROUNDS]      # default 5
 #
@@ -46,6 +46,7 @@ YAML
 jobs crawl-100 10
 jobs crawl-1000 100
 jobs crawl-10000 1000
+jobs crawl-100000 10000
 
 # The curl loop: one resource's pages, following rel="next" until there is none.
 cat > "$work/loop.sh" <<'SH'
@@ -78,7 +79,7 @@ eval "$check"
 
 echo "== fetchctl peak RSS (KiB) by page count"
 {
-  for pages in 100 1000 10000; do
+  for pages in 100 1000 10000 100000; do
     eval "$prep"
     /usr/bin/time -f "%M %e" -o "$work/rss" "$bin" run "$work/crawl-$pages.yaml" --progress never >/dev/null 2>&1
     test "$(cat "$work"/out/r*.jsonl | wc -l)" = $((pages * 100))

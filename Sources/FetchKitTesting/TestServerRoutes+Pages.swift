@@ -23,11 +23,21 @@ extension TestServerRoutes {
     static func pages(_ request: ServerRequest, style: String, state: TestServerState) -> Reply {
         let total = request.int("total") ?? 95
         let perPage = max(1, request.int("per_page") ?? request.int("limit") ?? 10)
-        var list = Array(1...max(total, 1)).prefix(total).map { $0 }
-        if let since = request.query["since"] { list = list.filter { updatedAt($0, request) > since } }
+        // The records are ids 1...total, updated in that order: those after `since` are a suffix,
+        // found by bisection (a million-record list costs nothing per page).
+        var first = 1
+        if let since = request.query["since"] {
+            var low = 1, high = total + 1
+            while low < high {
+                let middle = (low + high) / 2
+                if updatedAt(middle, request) > since { high = middle } else { low = middle + 1 }
+            }
+            first = low
+        }
+        let list = first..<max(first, total + 1)
         func page(from offset: Int, count: Int) -> [Int] {
-            guard offset < list.count else { return [] }
-            return Array(list[offset..<min(list.count, offset + count)])
+            guard offset >= 0, offset < list.count else { return [] }
+            return Array(list.dropFirst(offset).prefix(count))
         }
         // Which page this is (1-based), for fail_on.
         let pageNumber: Int
@@ -108,9 +118,13 @@ extension TestServerRoutes {
         return body?["variables"] as? [String: Any] ?? [:]
     }
 
+    /// 2026-01-01T00:00:00Z plus `id` (and `updated_after`) minutes, as ISO 8601 UTC: later ids
+    /// are later times, and sort so as text.
     static func updatedAt(_ id: Int, _ request: ServerRequest) -> String {
-        let minutes = id + (request.int("updated_after") ?? 0)
-        return String(format: "2026-01-%02dT%02d:%02d:00Z", 1 + minutes / 1440, (minutes / 60) % 24, minutes % 60)
+        var seconds = time_t(1_767_225_600 + 60 * (id + (request.int("updated_after") ?? 0)))
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        return String(format: "%04d-%02d-%02dT%02d:%02d:00Z", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday, parts.tm_hour, parts.tm_min)
     }
 
     static func record(_ id: Int, _ request: ServerRequest) -> String {
