@@ -48,7 +48,9 @@ struct Paginator {
         let items = job.itemsPath.map(ItemsFile.init)
         var outcome = Outcome()
         var cursor = PageCursor.next(after: nil, of: pagination.next)
-        var seen: Set<String> = []
+        // The next links and cursors followed, as 64-bit hashes: 8 bytes a page. Kept for this run
+        // only (a per-page row in the state store made its page cache grow with the crawl).
+        var seen = HashSet64(expected: min(pagination.stop.maxPages, 1024))
         var finished = false
         if let recorded = try recordedProgress(fingerprint: fingerprint) {
             try items?.open(keeping: recorded.itemsBytes)
@@ -66,14 +68,13 @@ struct Paginator {
             } else if let next = PageCursor(encoded: recorded.next) {
                 cursor = next
             }
-            seen = (try? store?.paginationSeen(job: job.id)) ?? []
             monitor.paginationDidResume(job: job.id, page: recorded.page)
         } else {
             try? store?.clearPaginationProgress(job: job.id)
             try items?.open(keeping: 0)
             if opensSpools { for spool in spools { try spool.open(keeping: 0) } }
         }
-        if case .first = cursor, seen.isEmpty { seen.insert(Self.digest(Self.loopKey(firstRequest.url.absoluteString))) }
+        if case .first = cursor { _ = seen.insert(FNV1a.hash(Self.loopKey(firstRequest.url.absoluteString))) }
         while !finished {
             let page = outcome.pages + 1
             let sink = PageSink(stopStatuses: pagination.stop.statuses)
@@ -85,7 +86,7 @@ struct Paginator {
             if response.cache != .hit { outcome.allCached = false }
             if pagination.stop.statuses?.contains(response.status) == true {
                 // `stop.status`: no page here, and none after.
-                try commit(outcome, next: nil, fingerprint: fingerprint, items: items, seen: nil)
+                try commit(outcome, next: nil, fingerprint: fingerprint, items: items)
                 break
             }
             let body = sink.body
@@ -111,21 +112,16 @@ struct Paginator {
             outcome.pages = page
             outcome.records += records?.count ?? 0
             var next = nextCursor(after: cursor, response: response, document: document, records: records, fetched: outcome.records)
-            var seenKey: String?
             var stopped: String?
             if let candidate = next {
-                let key = Self.digest(Self.loopKey(candidate))
-                if seen.contains(key) {
+                if !seen.insert(FNV1a.hash(Self.loopKey(candidate))) {
                     stopped = "loop"
                 } else if page >= pagination.stop.maxPages {
                     stopped = "max_pages"
-                } else {
-                    seen.insert(key)
-                    seenKey = key
                 }
             }
             if stopped != nil { next = nil }
-            try commit(outcome, next: next, fingerprint: fingerprint, items: items, seen: seenKey)
+            try commit(outcome, next: next, fingerprint: fingerprint, items: items)
             monitor.paginationDidFetchPage(job: job.id, page: page, records: records?.count)
             if let stopped { monitor.paginationDidStop(job: job.id, page: page, reason: stopped) }
             guard let next else { break }
@@ -159,7 +155,7 @@ struct Paginator {
 
     /// Syncs the page's records and records the page as committed. The next link or cursor is
     /// recorded only when it holds no secret; otherwise nothing is, and a rerun starts at page 1.
-    private func commit(_ outcome: Outcome, next: PageCursor?, fingerprint: String, items: ItemsFile?, seen: String?) throws {
+    private func commit(_ outcome: Outcome, next: PageCursor?, fingerprint: String, items: ItemsFile?) throws {
         try items?.sync()
         for spool in spools { try spool.sync() }
         guard let store else { return }
@@ -171,7 +167,7 @@ struct Paginator {
         try store.savePaginationProgress(PaginationProgress(fingerprint: fingerprint, page: outcome.pages, next: encoded, records: outcome.records,
                                                             itemsBytes: items?.length ?? 0, bytes: outcome.bytes, requests: outcome.requests,
                                                             spoolBytes: opensSpools ? spools.map(\.length) : [], incremental: outcome.incremental),
-                                         job: job.id, seen: seen)
+                                         job: job.id)
     }
 
     /// The request after this page's, or nil when this was the last page.
@@ -231,7 +227,7 @@ struct Paginator {
         "url:" + (url.firstIndex(of: "#").map { String(url[..<$0]) } ?? url)
     }
 
-    /// Seen links are kept as digests, so no URL (and no secret in one) reaches the state store.
+    /// The fingerprint is kept as a digest, so no URL (and no secret in one) reaches the state store.
     static func digest(_ text: String) -> String {
         SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
     }

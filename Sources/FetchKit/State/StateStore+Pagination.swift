@@ -36,9 +36,9 @@ extension StateStore {
         }
     }
 
-    /// Records a committed page and the link or cursor that led to the next one, in one transaction.
-    /// Only called once the page's outputs are on disk (and synced).
-    public func savePaginationProgress(_ progress: PaginationProgress, job: String, seen key: String?) throws {
+    /// Records a committed page and the request that comes next. Only called once the page's
+    /// outputs are on disk (and synced).
+    public func savePaginationProgress(_ progress: PaginationProgress, job: String) throws {
         try write { db in
             try db.execute(sql: """
                 INSERT INTO pagination_progress (job, fingerprint, page, next, records, items_bytes, bytes, requests, spool_bytes, incremental)
@@ -49,16 +49,6 @@ extension StateStore {
                 """, arguments: [job, progress.fingerprint, progress.page, progress.next, progress.records, progress.itemsBytes,
                                  progress.bytes, progress.requests, progress.spoolBytes.map(String.init).joined(separator: ","),
                                  progress.incremental])
-            if let key {
-                try db.execute(sql: "INSERT OR IGNORE INTO pagination_seen (job, key) VALUES (?, ?)", arguments: [job, key])
-            }
-        }
-    }
-
-    /// The next links and cursors a job followed in the run being continued.
-    public func paginationSeen(job: String) throws -> Set<String> {
-        try pool.read { db in
-            Set(try String.fetchAll(db, sql: "SELECT key FROM pagination_seen WHERE job = ?", arguments: [job]))
         }
     }
 
@@ -66,7 +56,6 @@ extension StateStore {
     public func clearPaginationProgress(job: String) throws {
         try write { db in
             try db.execute(sql: "DELETE FROM pagination_progress WHERE job = ?", arguments: [job])
-            try db.execute(sql: "DELETE FROM pagination_seen WHERE job = ?", arguments: [job])
         }
     }
 }

@@ -97,7 +97,7 @@ public final class StateStore: Sendable {
                 t.primaryKey(["destination", "idx"])
             }
         }
-        migrator.registerMigration("v5: pagination_progress, pagination_seen, incremental_cursors") { db in
+        migrator.registerMigration("v5: pagination_progress, incremental_cursors") { db in
             // `incremental:` jobs' cursors, advanced only by a run in which the job fully succeeded.
             try db.create(table: "incremental_cursors") { t in
                 t.primaryKey("job", .text)
@@ -105,8 +105,7 @@ public final class StateStore: Sendable {
                 t.column("updated_at", .double).notNull()
                 t.column("run_id", .text).notNull()
             }
-            // A paginated job's last committed page, so a run after a crash continues from the next
-            // one; and every next link or cursor it followed, to tell a loop.
+            // A paginated job's last committed page, so a run after a crash continues from the next one.
             try db.create(table: "pagination_progress") { t in
                 t.primaryKey("job", .text)
                 t.column("fingerprint", .text).notNull()
@@ -120,11 +119,6 @@ public final class StateStore: Sendable {
                 t.column("spool_bytes", .text).notNull().defaults(to: "")
                 // The greatest `incremental.from` value of the committed pages.
                 t.column("incremental", .text)
-            }
-            try db.create(table: "pagination_seen") { t in
-                t.column("job", .text).notNull()
-                t.column("key", .text).notNull()
-                t.primaryKey(["job", "key"])
             }
         }
         return migrator
