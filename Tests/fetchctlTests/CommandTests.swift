@@ -98,7 +98,9 @@ import Testing
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n")
         #expect(lines.first?.hasPrefix("ROUTE") == true)
-        #expect(lines.contains { $0.hasPrefix("github.list_commits") && $0.contains("https://api.github.com/repos/{{owner}}/{{repo}}/commits") })
+        #expect(lines.contains { $0.hasPrefix("github.list_commits") && $0.contains("https://api.github.com/repos/{{owner}}/{{repo}}/commits")
+            && $0.contains("link rel=next, items $[*]") })
+        #expect(lines.contains { $0.hasPrefix("github.latest_release") && $0.contains("  -  ") })
     }
 
     @Test func renderShowsTheRequestWithSecretsHidden() async throws {
