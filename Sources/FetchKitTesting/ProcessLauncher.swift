@@ -43,8 +43,6 @@ extension ProcessLauncher {
         public var status: Int32
         public var stdout: String
         public var stderr: String
-        /// The child's peak resident memory in KiB (`ru_maxrss` from `wait4`: this child alone).
-        public var peakMemory: Int = 0
     }
 
     /// Runs `executable` with `arguments` in `directory` with exactly `environment`, to its end,
@@ -76,11 +74,10 @@ extension ProcessLauncher {
         let spawned = launching.withLock { posix_spawn(&pid, "/bin/sh", &actions, nil, &cArguments, &cEnvironment) }
         guard spawned == 0 else { throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EIO) }
         var status: Int32 = 0
-        var usage = rusage()
-        while wait4(pid, &status, 0, &usage) < 0, errno == EINTR {}
+        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
         let exited = status & 0x7f == 0
         let code = exited ? (status >> 8) & 0xff : 128 + (status & 0x7f)
         let read = { (path: String) in (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
-        return Finished(status: code, stdout: read(out), stderr: read(err), peakMemory: usage.ru_maxrss)
+        return Finished(status: code, stdout: read(out), stderr: read(err))
     }
 }

@@ -45,8 +45,9 @@ extension TestServerRoutes {
         case "offset": pageNumber = (request.int("offset") ?? 0) / perPage + 1
         case "cursor": pageNumber = (request.query["cursor"].flatMap { Int($0.dropFirst()) } ?? 0) / perPage + 1
         case "graphql":
-            let after = graphQLVariables(request)["after"] as? String
-            pageNumber = (after.flatMap { Int($0.dropFirst()) } ?? 0) / perPage + 1
+            let variables = graphQLVariables(request)
+            let after = variables["after"] as? String
+            pageNumber = (after.flatMap { Int($0.dropFirst()) } ?? 0) / max(1, (variables["first"] as? Int) ?? perPage) + 1
         default: pageNumber = request.int("page") ?? 1
         }
         if let failOn = request.int("fail_on"), pageNumber == failOn {
@@ -81,7 +82,9 @@ extension TestServerRoutes {
             let ids = page(from: (number - 1) * perPage, count: perPage)
             var next: Int? = number * perPage < list.count ? number + 1 : nil
             if style == "loop", number == 3 { next = 2 }
-            let nextText = next.map { "\"/pages/\(style)?page=\($0)\(suffix)\"" } ?? "null"
+            // `next_base=http://localhost:PORT`: the next link is absolute, on that origin.
+            let nextBase = request.query["next_base"] ?? ""
+            let nextText = next.map { "\"\(nextBase)/pages/\(style)?page=\($0)\(suffix)\"" } ?? "null"
             reply = .json(.ok, "{\"items\":[" + ids.map { record($0, request) }.joined(separator: ",") + "],\"next\":\(nextText),\"total_count\":\(list.count)}")
         case "cursor":
             let offset = request.query["cursor"].flatMap { Int($0.dropFirst()) } ?? 0

@@ -27,7 +27,7 @@ import Testing
         #expect(lines(dir, "out/crawl/repos.jsonl").count == 45)
         #expect(server.state.requests(pathPrefix: "/gh/search").count == 3)
         let commitCounts: [Int] = (1...45).map { id in 3 + id % 5 }
-        #expect((1...45).map { lines(dir, "out/crawl/commits/repo-\($0).jsonl").count } == commitCounts)
+        #expect((1...45).map { lines(dir, "out/crawl/commits/owner-\($0 % 4)/repo-\($0).jsonl").count } == commitCounts)
         let status = try await FetchctlProcess.run(["status", "crawl.yaml"], in: dir)
         #expect(status.stdout.contains("Incremental cursors"))
         #expect(status.stdout.contains("commits[owner-1/repo-5]"))
@@ -42,7 +42,7 @@ import Testing
         #expect(commitRequests.count == 45)
         #expect(commitRequests.allSatisfy { $0.uri.contains("since=2026-01-") })
         let added: [Int] = (1...45).map { id in id % 3 == 0 ? 2 : 0 }
-        #expect((1...45).map { lines(dir, "out/crawl/commits/repo-\($0).jsonl").count } == added)
+        #expect((1...45).map { lines(dir, "out/crawl/commits/owner-\($0 % 4)/repo-\($0).jsonl").count } == added)
 
         // Starting over fetches every commit again.
         server.state.resetLog()
@@ -51,7 +51,7 @@ import Testing
         #expect(reset.stderr.contains("--reset-incremental commits: the recorded cursor is forgotten"))
         #expect(server.state.requests(pathPrefix: "/gh/repos/").allSatisfy { $0.uri.contains("since=2026-01-01T00%3A00%3A00Z") })
         let all: [Int] = (1...45).map { id in 3 + id % 5 + (id % 3 == 0 ? 2 : 0) }
-        #expect((1...45).map { lines(dir, "out/crawl/commits/repo-\($0).jsonl").count } == all)
+        #expect((1...45).map { lines(dir, "out/crawl/commits/owner-\($0 % 4)/repo-\($0).jsonl").count } == all)
 
         let unknown = try await FetchctlProcess.run(run + ["--reset-incremental", "comits"], in: dir, environment: environment)
         #expect(unknown.status == 64)

@@ -7,8 +7,6 @@ struct FetchctlProcess {
         var status: Int32
         var stdout: String
         var stderr: String
-        /// Peak resident memory in KiB.
-        var peakMemory = 0
     }
 
     /// The repository root (for examples and schemas).
@@ -56,7 +54,7 @@ struct FetchctlProcess {
     private static func runBlocking(_ arguments: [String], in directory: URL = root, environment: [String: String] = [:]) throws -> Result {
         let finished = try ProcessLauncher.runToEnd(binary.path, arguments, in: directory.path,
                                                     environment: environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a })
-        return Result(status: finished.status, stdout: finished.stdout, stderr: finished.stderr, peakMemory: finished.peakMemory)
+        return Result(status: finished.status, stdout: finished.stdout, stderr: finished.stderr)
     }
 
     static func start(_ arguments: [String], in directory: URL, environment: [String: String] = [:]) throws -> Process {

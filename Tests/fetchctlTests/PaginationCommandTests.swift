@@ -67,10 +67,13 @@ import Testing
                     paginate: {next: {json: "$.next"}, items: "$.items"}
                   - {id: each, url: "${BASE}/status/204?i={{r.id}}", for_each: {job: list, items: "$.items", as: r}, key: "{{r.id}}"}
                 """])
-            let run = try await FetchctlProcess.run(["run", "jobs.yaml", "--progress", "never", "--log-file", "run.log"], in: dir,
-                                                    environment: ["BASE": server.baseURL])
-            peaks[records] = run.peakMemory
+            let run = try await FetchctlProcess.run(["run", "jobs.yaml", "--progress", "never", "--log-file", "run.log",
+                                                     "--metrics-file", "metrics.prom"], in: dir, environment: ["BASE": server.baseURL])
             #expect(run.status == 0, "\(run.stderr)")
+            // The process's own peak (VmHWM), as its metrics report it.
+            let metrics = (try? String(contentsOf: dir.appendingPathComponent("metrics.prom"), encoding: .utf8)) ?? ""
+            let line = metrics.split(separator: "\n").first { $0.hasPrefix("fetchctl_peak_resident_memory_bytes") }
+            peaks[records] = line.flatMap { $0.split(separator: " ").last }.flatMap { Double($0) }.map { Int($0 / 1024) } ?? 0
             #expect(server.state.requests(pathPrefix: "/status/204").count == records)
             server.state.resetLog()
         }

@@ -25,6 +25,7 @@ import Prometheus
 /// | `fetchctl_retries_total` | counter | |
 /// | `fetchctl_downloaded_bytes_total` | counter (body bytes over the network) | |
 /// | `fetchctl_cache_results_total` | counter | `result` (`hit`, `revalidated`, `stale`, `miss`) |
+/// | `fetchctl_peak_resident_memory_bytes` | gauge: the process's peak RSS (VmHWM) at the run's end | |
 public final class RunMetrics: EventMonitor, Sendable {
     public let registry = PrometheusCollectorRegistry()
     private let factory: PrometheusMetricsFactory
@@ -76,6 +77,7 @@ public final class RunMetrics: EventMonitor, Sendable {
         gauge("fetchctl_last_run_timestamp_seconds", endedAt.timeIntervalSince1970)
         if let lastSuccess { gauge("fetchctl_last_success_timestamp_seconds", lastSuccess.timeIntervalSince1970) }
         gauge("fetchctl_run_duration_seconds", summary.duration.seconds)
+        if let peak = Self.peakResidentBytes() { gauge("fetchctl_peak_resident_memory_bytes", Double(peak)) }
         gauge("fetchctl_run_finished", summary.stop == nil && exitCode != ExitStatus.interrupted.rawValue
               && exitCode != ExitStatus.terminated.rawValue ? 1 : 0)
         gauge("fetchctl_run_exit_code", Double(exitCode))
@@ -119,5 +121,15 @@ public final class RunMetrics: EventMonitor, Sendable {
         if let at = rest.firstIndex(of: "@"), rest[..<at].firstIndex(of: "/") == nil { rest = rest[rest.index(after: at)...] }
         let end = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
         return String(rest[..<end])
+    }
+
+    /// The process's peak resident memory so far, from `/proc/self/status` (`VmHWM`): this program's
+    /// own, unlike `getrusage`, whose figure includes the memory of the process it was started
+    /// from when that one used `vfork` (as `posix_spawn` does). nil where there is no `/proc`.
+    static func peakResidentBytes() -> Int64? {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+              let kib = line.split(separator: " ").dropFirst().first.flatMap({ Int64($0) }) else { return nil }
+        return kib * 1024
     }
 }

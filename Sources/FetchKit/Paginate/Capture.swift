@@ -89,10 +89,10 @@ public final class SecretValues: Sendable {
         box.withLock { values in
             guard !values.contains(value) else { return }
             values.append(value)
-            for encoder in [URLEncodedFormEncoder(), URLEncodedFormEncoder(spaceEncoding: .plusReplaced)] {
-                let escaped = encoder.escape(value)
-                if !values.contains(escaped) { values.append(escaped) }
-            }
+            // As the value appears once escaped into a query string or a path, as Redactor's secrets do.
+            var forms = [URLEncodedFormEncoder(), URLEncodedFormEncoder(spaceEncoding: .plusReplaced)].map { $0.escape(value) }
+            if let path = value.addingPercentEncoding(withAllowedCharacters: Router.pathSegmentAllowed) { forms.append(path) }
+            for form in forms where !values.contains(form) { values.append(form) }
             values.sort { $0.count > $1.count }
         }
     }

@@ -108,12 +108,22 @@ public struct JSONPath: Sendable, Equatable, CustomStringConvertible {
             let lower = min(max(normalize(start ?? 0), 0), count)
             let upper = min(max(normalize(end ?? count), 0), count)
             var i = lower
-            while i < upper { out.append(items[i]); i += step }
+            while i < upper {
+                out.append(items[i])
+                let (next, overflow) = i.addingReportingOverflow(step)
+                if overflow { break }
+                i = next
+            }
         } else {
             let upper = min(max(start.map(normalize) ?? count - 1, -1), count - 1)
             let lower = min(max(end.map(normalize) ?? -count - 1, -1), count - 1)
             var i = upper
-            while lower < i { out.append(items[i]); i += step }
+            while lower < i {
+                out.append(items[i])
+                let (next, overflow) = i.addingReportingOverflow(step)
+                if overflow { break }
+                i = next
+            }
         }
         return out
     }
@@ -243,7 +253,10 @@ private struct JSONPathParser {
             return nil
         }
         if characters[digitsStart] == "0", index - digitsStart > 1 { throw error("an index has no leading zeros") }
-        guard let value = Int(String(characters[start..<index])) else { throw error("the index is too large") }
+        // RFC 9535 §2.1: integers within ±(2^53 − 1), the range JSON numbers share across languages.
+        guard let value = Int(String(characters[start..<index])), abs(value) <= (1 << 53) - 1 else {
+            throw error("the index is too large", hint: "indexes and slice bounds are within ±9007199254740991")
+        }
         return value
     }
 

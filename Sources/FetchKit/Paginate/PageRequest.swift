@@ -140,8 +140,13 @@ extension Router {
         guard page >= 1 else { throw RequestBuildError("pages count from 1") }
         let cursor: PageCursor
         switch pagination.next {
-        case .offset(_, _, let limit, let start): cursor = .number(start + (page - 1) * limit)
-        case .page(_, let start): cursor = .number(start + page - 1)
+        case .offset(_, _, let limit, let start):
+            let (skipped, overflow) = (page - 1).multipliedReportingOverflow(by: limit)
+            guard !overflow, skipped <= Int.max - start else { throw RequestBuildError("page \(page) is beyond any offset") }
+            cursor = .number(start + skipped)
+        case .page(_, let start):
+            guard page - 1 <= Int.max - start else { throw RequestBuildError("page \(page) is beyond any page number") }
+            cursor = .number(start + page - 1)
         case .linkHeader, .json, .cursor:
             guard page == 1 else {
                 throw RequestBuildError("route \(route.name) pages by \(pagination.next.style): the request for page \(page) comes from page \(page - 1)'s response, so only page 1 can be shown")

@@ -34,6 +34,9 @@ struct Paginator {
         var records = 0
         /// Every page came from the response cache.
         var allCached = true
+        /// Pagination ended early (`max_pages`, a loop): there may be pages not fetched, so an
+        /// incremental cursor must not move past them.
+        var truncated = false
         /// The greatest `incremental.from` value of the pages.
         var incremental: String?
         /// The last page's head and body (for captures).
@@ -44,7 +47,7 @@ struct Paginator {
     /// it stay recorded, so the next run continues after them.
     func run() async throws -> Outcome {
         let firstRequest = try buildFirstRequest()
-        let fingerprint = Self.digest(pagination.fingerprint + "\u{1F}" + firstRequest.url.absoluteString)
+        let fingerprint = Self.digest(pagination.fingerprint + "\u{1F}" + Self.describe(firstRequest))
         let items = job.itemsPath.map(ItemsFile.init)
         var outcome = Outcome()
         var cursor = PageCursor.next(after: nil, of: pagination.next)
@@ -55,7 +58,7 @@ struct Paginator {
         if let recorded = try recordedProgress(fingerprint: fingerprint) {
             try items?.open(keeping: recorded.itemsBytes)
             if opensSpools {
-                for (spool, length) in zip(spools, recorded.spoolBytes) { try spool.open(keeping: length) }
+                for spool in spools { try spool.open(keeping: recorded.spoolBytes[spool.entry] ?? 0) }
             }
             outcome.pages = recorded.page
             outcome.records = recorded.records
@@ -63,7 +66,8 @@ struct Paginator {
             outcome.requests = recorded.requests
             outcome.allCached = false
             outcome.incremental = recorded.incremental
-            if recorded.next == "end" {
+            outcome.truncated = recorded.truncated
+            if recorded.next == "end" || recorded.next == "end-truncated" {
                 finished = true
             } else if let next = PageCursor(encoded: recorded.next) {
                 cursor = next
@@ -79,7 +83,12 @@ struct Paginator {
             let page = outcome.pages + 1
             let sink = PageSink(stopStatuses: pagination.stop.statuses)
             let request = PageRequest(router: job.router, next: pagination.next, cursor: cursor, credentialHeaders: secretHeaders)
-            let response = try await session.execute(request, options: options, sink: sink)
+            var pageOptions = options
+            if case .url(let target) = cursor, let url = URL(string: target), !PageRequest.sameOrigin(url, firstRequest.url) {
+                // An interceptor's credential (OAuth2) stays with the first request's origin too.
+                pageOptions.interceptor = nil
+            }
+            let response = try await session.execute(request, options: pageOptions, sink: sink)
             outcome.requests += response.attempts
             outcome.bytes += response.bytes
             outcome.status = response.status
@@ -120,7 +129,10 @@ struct Paginator {
                     stopped = "max_pages"
                 }
             }
-            if stopped != nil { next = nil }
+            if stopped != nil {
+                next = nil
+                outcome.truncated = true
+            }
             try commit(outcome, next: next, fingerprint: fingerprint, items: items)
             monitor.paginationDidFetchPage(job: job.id, page: page, records: records?.count)
             if let stopped { monitor.paginationDidStop(job: job.id, page: page, reason: stopped) }
@@ -147,7 +159,8 @@ struct Paginator {
         guard resumes, let store, let recorded = try store.paginationProgress(job: job.id), recorded.fingerprint == fingerprint else { return nil }
         if let path = job.itemsPath, (FileIO.size(path + ".part") ?? -1) < recorded.itemsBytes { return nil }
         // The fan-outs it feeds must hold what the committed pages gave them.
-        if opensSpools, recorded.spoolBytes.count != spools.count || zip(spools, recorded.spoolBytes).contains(where: { (FileIO.size($0.path) ?? -1) < $1 }) {
+        if opensSpools, Set(recorded.spoolBytes.keys) != Set(spools.map(\.entry))
+            || spools.contains(where: { (FileIO.size($0.path) ?? -1) < recorded.spoolBytes[$0.entry] ?? 0 }) {
             return nil
         }
         return recorded
@@ -159,14 +172,15 @@ struct Paginator {
         try items?.sync()
         for spool in spools { try spool.sync() }
         guard let store else { return }
-        let encoded = next?.encoded ?? "end"
+        let encoded = next?.encoded ?? (outcome.truncated ? "end-truncated" : "end")
         guard redactor.redact(encoded) == encoded else {
             try? store.clearPaginationProgress(job: job.id)
             return
         }
         try store.savePaginationProgress(PaginationProgress(fingerprint: fingerprint, page: outcome.pages, next: encoded, records: outcome.records,
                                                             itemsBytes: items?.length ?? 0, bytes: outcome.bytes, requests: outcome.requests,
-                                                            spoolBytes: opensSpools ? spools.map(\.length) : [], incremental: outcome.incremental),
+                                                            spoolBytes: opensSpools ? Dictionary(spools.map { ($0.entry, $0.length) }, uniquingKeysWith: { a, _ in a }) : [:],
+                                                            incremental: outcome.incremental),
                                          job: job.id)
     }
 
@@ -193,16 +207,18 @@ struct Paginator {
             // A short page is the last one.
             if let records, records.count < limit { return nil }
             guard case .number(let offset) = cursor else { return nil }
-            return .number(offset + limit)
+            let (next, overflow) = offset.addingReportingOverflow(limit)
+            return overflow ? nil : .number(next)
         case .page:
-            guard case .number(let number) = cursor else { return nil }
+            guard case .number(let number) = cursor, number < Int.max else { return nil }
             return .number(number + 1)
         }
     }
 
     /// Writes one page's body to its own file, atomically (`FileSink`).
     private func savePage(_ body: Data, head: TransportResponseHead, to path: String) async throws {
-        let sink = FileSink.save(to: path)
+        // Synced: the page is recorded as committed right after, and never fetched again.
+        let sink = FileSink.save(to: path, durable: true)
         do {
             try sink.open(head)
             var buffer = ByteBuffer()
@@ -213,6 +229,19 @@ struct Paginator {
             await sink.abandon()
             throw error
         }
+    }
+
+    /// What decides the first request, for the fingerprint: method, URL and body (a GraphQL query's
+    /// variables change the crawl as much as its URL does).
+    static func describe(_ request: BuiltRequest) -> String {
+        var text = request.method.rawValue + " " + request.url.absoluteString
+        switch request.body {
+        case .none: break
+        case .data(let data): text += "\u{1F}" + SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+        case .file(let path): text += "\u{1F}file:" + path
+        case .multipart: text += "\u{1F}multipart"
+        }
+        return text
     }
 
     /// What makes two next requests the same for loop detection: the URL without its fragment.

@@ -26,7 +26,9 @@ public final class FileSink: ResponseSink, StagedFileSink {
     private static let counter = LockedBox(0)
 
     /// A sink for a `save` job: a hidden temporary file in the destination's directory.
-    public static func save(to destination: String) -> FileSink {
+    /// - Parameter durable: fsync the file and its directory around the rename (a paginated job's
+    ///   page, recorded as committed right after).
+    public static func save(to destination: String, durable: Bool = false) -> FileSink {
         // Split on the last "/" by bytes: a scan of Characters costs more than the rest of the save.
         let utf8 = destination.utf8
         let slash = utf8.lastIndex(of: UInt8(ascii: "/"))
@@ -43,7 +45,7 @@ public final class FileSink: ResponseSink, StagedFileSink {
         temporary += Self.processTag
         temporary += String(serial)
         temporary += ".tmp"
-        return FileSink(destination: destination, temporaryPath: temporary, durable: false)
+        return FileSink(destination: destination, temporaryPath: temporary, durable: durable)
     }
 
     public init(destination: String, temporaryPath: String, durable: Bool) {

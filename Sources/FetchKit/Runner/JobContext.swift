@@ -197,8 +197,21 @@ final class JobContext: Sendable {
         paginator.opensSpools = paginator.spools.allSatisfy { $0.sources.count == 1 }
         do {
             let outcome = try await paginator.run()
-            if !job.spec.captures.isEmpty, let last = outcome.lastPage { recordCaptures(of: job, head: last.head, body: last.body) }
-            if let found = outcome.incremental { incrementalFound.withLock { $0[job.id] = found } }
+            if !job.spec.captures.isEmpty {
+                if let last = outcome.lastPage {
+                    recordCaptures(of: job, head: last.head, body: last.body)
+                } else {
+                    // A crawl finished by an earlier run, or ended by `stop.status` at once: no page to capture from.
+                    captures?.record(job: job.id, Dictionary(uniqueKeysWithValues: job.spec.captures.map {
+                        ($0.name, CaptureStore.Entry.missing("job '\(job.id)' fetched no page in this run to take '\($0.name)' from"))
+                    }))
+                }
+            }
+            // A crawl cut short (max_pages, a loop) may have left pages below the values it found.
+            if let found = outcome.incremental, !outcome.truncated { incrementalFound.withLock { $0[job.id] = found } }
+            if let headersPath = job.headersPath, let last = outcome.lastPage {
+                try await ResponseHeadersFile.write(last.head, to: headersPath, redactor: redactor)
+            }
             return JobResult(job: job.id, outcome: outcome.allCached && outcome.pages > 0 ? .cached : .succeeded, status: outcome.status,
                              bytes: outcome.bytes, attempts: outcome.requests, duration: .now - started, path: job.itemsPath ?? job.savePath)
         } catch {
@@ -276,7 +289,17 @@ final class JobContext: Sendable {
         let bindings = job.bindings
         for (name, value) in job.params {
             guard case .string(let text) = value, text.contains("{{jobs.") else { continue }
-            job.params[name] = .string(Template(text).render { bindings[$0]?.text })
+            let filled = ParameterValue.string(Template(text).render { bindings[$0]?.text })
+            guard let param = job.route.param(named: name) else {
+                job.params[name] = filled
+                continue
+            }
+            // A route param takes the captured text in its type, as a written value would be checked.
+            switch ParamChecker.check(filled, against: param) {
+            case .success(let value): job.params[name] = value
+            case .failure(let problem):
+                throw FetchError(.invalidRequest, "job '\(job.id)': param '\(name)' \(redactor.redact(problem.message)) (from a capture)")
+            }
         }
     }
 

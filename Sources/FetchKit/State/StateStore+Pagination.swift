@@ -18,10 +18,13 @@ public struct PaginationProgress: Sendable, Equatable {
     /// Body bytes and requests so far, for the job's result.
     public var bytes: Int64
     public var requests: Int
-    /// The lengths of the fan-out spools this job feeds, after the last committed page.
-    public var spoolBytes: [Int64] = []
+    /// The lengths of the fan-out spools this job feeds, by fan-out entry, after the last committed page.
+    public var spoolBytes: [String: Int64] = [:]
     /// The greatest `incremental.from` value the committed pages held.
     public var incremental: String?
+
+    /// The crawl ended early (`max_pages`, a loop), recorded with its last page.
+    public var truncated: Bool { next == "end-truncated" }
 }
 
 extension StateStore {
@@ -30,7 +33,7 @@ extension StateStore {
             try Row.fetchOne(db, sql: "SELECT * FROM pagination_progress WHERE job = ?", arguments: [job]).map { row in
                 PaginationProgress(fingerprint: row["fingerprint"], page: row["page"], next: row["next"], records: row["records"],
                                    itemsBytes: row["items_bytes"], bytes: row["bytes"], requests: row["requests"],
-                                   spoolBytes: (row["spool_bytes"] as String).split(separator: ",").compactMap { Int64($0) },
+                                   spoolBytes: Self.decodeSpoolBytes(row["spool_bytes"]),
                                    incremental: row["incremental"])
             }
         }
@@ -47,9 +50,24 @@ extension StateStore {
                   records = excluded.records, items_bytes = excluded.items_bytes, bytes = excluded.bytes, requests = excluded.requests,
                   spool_bytes = excluded.spool_bytes, incremental = excluded.incremental
                 """, arguments: [job, progress.fingerprint, progress.page, progress.next, progress.records, progress.itemsBytes,
-                                 progress.bytes, progress.requests, progress.spoolBytes.map(String.init).joined(separator: ","),
+                                 progress.bytes, progress.requests, Self.encodeSpoolBytes(progress.spoolBytes),
                                  progress.incremental])
         }
+    }
+
+    /// `entry=length` pairs, comma-separated: fan-out entries are job ids (`[A-Za-z0-9_.-]+`), which
+    /// hold neither.
+    static func encodeSpoolBytes(_ lengths: [String: Int64]) -> String {
+        lengths.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
+    }
+
+    static func decodeSpoolBytes(_ text: String) -> [String: Int64] {
+        var lengths: [String: Int64] = [:]
+        for pair in text.split(separator: ",") {
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            if parts.count == 2, let length = Int64(parts[1]) { lengths[String(parts[0])] = length }
+        }
+        return lengths
     }
 
     /// Forgets a job's progress: it finished (its outputs are in place) or starts over.

@@ -112,4 +112,21 @@ import Testing
 
             """)
     }
+
+    @Test func incrementalRecordsNeedAKeyAndDownloadsFeedNoFanOut() throws {
+        let fixture = try ConfigFixture(["jobs.yaml": """
+            version: 1
+            jobs:
+              - {id: list, url: "https://api.example.org/list"}
+              - {id: file, url: "https://api.example.org/f.json", download: f.json}
+              - id: each
+                url: "https://api.example.org/r/{{r.id}}"
+                for_each: {job: list, as: r}
+                incremental: {param: since, from: "$.t", initial: "0"}
+              - {id: from-file, url: "https://api.example.org/x/{{r.id}}", for_each: {job: file, as: r}}
+            """])
+        let text = fixture.diagnostics("jobs.yaml")
+        #expect(text.contains("error: job 'each' keeps an incremental cursor for each of its records, under its id, and without 'key' the id is the record's position (add key: with a value that names the record, e.g. key: \"{{r.id}}\")"), "\(text)")
+        #expect(text.contains("error: job 'from-file' fans out over 'file', which downloads a file: its body goes to disk, not to the fan-out"), "\(text)")
+    }
 }

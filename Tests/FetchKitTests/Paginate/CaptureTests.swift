@@ -7,8 +7,8 @@ import Testing
 /// headers, params and auth; secret captures hidden in the log and the state store; a capture
 /// that found nothing failing the job that uses it with `capture_missing`.
 @Suite struct CaptureTests {
-    func run(_ server: TestServer, _ jobs: String, routes: String? = nil) async throws -> (RunSummary, ConfigFixture, LoadedConfig) {
-        var files = ["jobs.yaml": "version: 1\n" + (routes == nil ? "" : "include: [routes.yaml]\n") + "settings: {output_dir: out}\n" + jobs]
+    func run(_ server: TestServer, _ jobs: String, routes: String? = nil, files extra: [String: String] = [:]) async throws -> (RunSummary, ConfigFixture, LoadedConfig) {
+        var files = extra.merging(["jobs.yaml": "version: 1\n" + (routes == nil ? "" : "include: [routes.yaml]\n") + "settings: {output_dir: out}\n" + jobs]) { a, _ in a }
         if let routes { files["routes.yaml"] = "version: 1\nservice: api\nbase_url: ${BASE}\nroutes:\n" + routes }
         let fixture = try ConfigFixture(files)
         let config = fixture.load("jobs.yaml", environment: ["BASE": server.baseURL], mode: .run)
@@ -125,6 +125,27 @@ import Testing
         #expect(results["consumer"]?.outcome == .succeeded)
         #expect(server.state.requests(pathPrefix: "/echo").map(\.uri) == ["/echo?v=item-10"])
         #expect(results["after-broken"]?.outcome == .skipped)
+        try await server.shutdown()
+    }
+
+    @Test func aDataFilesJobsTakeCapturesInTheirParams() async throws {
+        let server = try await TestServer.start()
+        let (summary, _, _) = try await run(server, """
+            jobs:
+              - {id: probe, url: "${BASE}/pages/json?per_page=1", capture: {first: {json: "$.items[0].id"}}}
+              - id: rows
+                route: api.item
+                from: ids.txt
+                key: "{{row.line}}"
+                params: {id: "{{jobs.probe.first}}", tag: "{{row.line}}-{{jobs.probe.first}}"}
+            """, routes: """
+              item:
+                path: /echo/item/{{id}}
+                params: {id: {type: integer, required: true}, tag: {type: string}}
+                query: {tag: "{{tag}}"}
+            """, files: ["ids.txt": "a\nb\n"])
+        #expect(summary.count(.failed) == 0, "\(summary.results.map { String(describing: $0.error) })")
+        #expect(server.state.requests(pathPrefix: "/echo/item/").map(\.uri).sorted() == ["/echo/item/1?tag=a-1", "/echo/item/1?tag=b-1"])
         try await server.shutdown()
     }
 }

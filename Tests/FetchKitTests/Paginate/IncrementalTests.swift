@@ -83,4 +83,25 @@ import Testing
         #expect(try store.incrementalCursor(job: "plain") == nil)
         try await server.shutdown()
     }
+
+    @Test func aCrawlCutShortByMaxPagesKeepsItsCursor() async throws {
+        let server = try await TestServer.start()
+        let (summary, fixture) = try await pages.run(server, """
+            jobs:
+              - id: capped
+                url: "${BASE}/pages/json?per_page=10"
+                paginate: {next: {json: "$.next"}, items: "$.items", stop: {max_pages: 2}}
+                incremental: {param: since, from: "$.items[*].updated_at", initial: "2026-01-01T00:00:00Z"}
+              - id: whole
+                url: "${BASE}/pages/json?per_page=50"
+                paginate: {next: {json: "$.next"}, items: "$.items"}
+                incremental: {param: since, from: "$.items[*].updated_at", initial: "2026-01-01T00:00:00Z"}
+            """)
+        #expect(summary.results.allSatisfy { $0.outcome == .succeeded })
+        let store = try StateStore(directory: fixture.path(".fetchctl"))
+        // Pages 3 to 10 were not fetched: moving the cursor to page 2's last record would lose them.
+        #expect(try store.incrementalCursor(job: "capped") == nil)
+        #expect(try store.incrementalCursor(job: "whole") == "2026-01-01T01:35:00Z")
+        try await server.shutdown()
+    }
 }

@@ -43,6 +43,8 @@ import Testing
         #expect(try select("$.store.book[::-1].title") == [#""D""#, #""C""#, #""B""#, #""A""#])
         #expect(try select("$.store.book[3:1:-1].title") == [#""D""#, #""C""#])
         #expect(try select("$.store.book[0:4:0]") == [])
+        #expect(try select("$.store.book[1::9007199254740991].title") == [#""B""#])
+        #expect(try select("$.store.book[::-9007199254740991].title") == [#""D""#])
     }
 
     @Test func descendantsInDocumentOrder() throws {
@@ -72,6 +74,7 @@ import Testing
         ("$['a", 4, "a quoted name is not closed", "end it with '"),
         ("$.", 2, "the path ends after '.'", nil),
         ("$x", 1, "unexpected 'x'", "segments are .name, .*, ..name or [selectors]"),
+        ("$[1::9223372036854775807]", 24, "the index is too large", "indexes and slice bounds are within ±9007199254740991"),
     ] as [(String, Int, String, String?)])
     func badPathsSayWhatAndWhere(path: String, offset: Int, message: String, hint: String?) {
         #expect(throws: JSONPathError(message: message, offset: offset, hint: hint)) { try JSONPath(parsing: path) }

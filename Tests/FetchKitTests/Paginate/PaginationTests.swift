@@ -237,6 +237,59 @@ import Testing
         try await server.shutdown()
     }
 
+    @Test func aNextLinkToAnotherHostCarriesNoCredentials() async throws {
+        let server = try await TestServer.start()
+        let other = server.baseURL.replacingOccurrences(of: "127.0.0.1", with: "localhost")
+        let (summary, _) = try await run(server, """
+            jobs:
+              - id: bearer
+                url: "${BASE}/pages/json?per_page=50&next_base=\(other)&who=bearer"
+                auth: {bearer: static-token}
+                paginate: {next: {json: "$.next"}, items: "$.items"}
+              - id: oauth
+                url: "${BASE}/pages/json?per_page=50&next_base=\(other)&who=oauth"
+                auth: {oauth2: {token_url: "${BASE}/oauth/token", client_id: app, client_secret: s3cret}}
+                paginate: {next: {json: "$.next"}, items: "$.items"}
+            """)
+        #expect(summary.results.allSatisfy { $0.outcome == .succeeded }, "\(summary.results.map { String(describing: $0.error) })")
+        for who in ["bearer", "oauth"] {
+            let requests = server.state.requests(pathPrefix: "/pages/json").filter { $0.uri.contains("who=\(who)") }
+            #expect(requests.count == 2)
+            #expect(requests.first?.header("Host")?.hasPrefix("127.0.0.1") == true && requests.first?.header("Authorization") != nil)
+            #expect(requests.last?.header("Host")?.hasPrefix("localhost") == true && requests.last?.header("Authorization") == nil)
+        }
+        try await server.shutdown()
+    }
+
+    @Test func aCrawlWithAnotherBodyStartsOver() async throws {
+        let server = try await TestServer.start()
+        func jobs(_ first: Int) -> String {
+            """
+            jobs:
+              - id: gql
+                url: "${BASE}/pages/graphql?fail_on=2&fail_times=1"
+                method: POST
+                encoding: json
+                parameters: {variables: {first: \(first)}}
+                paginate:
+                  next: {cursor: {from: "$.data.repos.pageInfo.endCursor", param: variables.after}}
+                  items: "$.data.repos.nodes"
+                  stop: {while: "$.data.repos.pageInfo.hasNextPage"}
+                save_items: gql.jsonl
+                retry: {limit: 0}
+            """
+        }
+        let (first, fixture) = try await run(server, jobs(30))
+        #expect(first.results.first?.outcome == .failed)
+        // Same URL, another query: the recorded page 1 of 30 records is not this crawl's.
+        server.state.resetLog()
+        let (second, _) = try await run(server, jobs(50), fixture: fixture)
+        #expect(second.results.first?.outcome == .succeeded)
+        #expect(server.state.requests(pathPrefix: "/pages/graphql").count == 2)
+        #expect(ids(fixture, "out/gql.jsonl") == Array(1...95))
+        try await server.shutdown()
+    }
+
     @Test func aPageThatIsNotJSONFailsTheJobWithValidation() async throws {
         let server = try await TestServer.start()
         let (summary, fixture) = try await run(server, """

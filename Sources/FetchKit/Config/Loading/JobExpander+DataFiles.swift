@@ -18,6 +18,11 @@ extension JobExpander {
             if let forEach = spec.forEach {
                 // A fan-out reads the records its job's responses held, spooled as JSON Lines.
                 guard let sources = fanOutSources(forEach, spec: spec, jobs: takenIDs, names: names, dataFileIDs: Set(entries.map(\.spec.id))) else { continue }
+                if let source = jobs.first(where: { $0.spec.id == forEach.job }), source.spec.download != nil {
+                    diagnostics.error("conflicting-keys", "job '\(spec.id)' fans out over '\(forEach.job)', which downloads a file: its body goes to disk, not to the fan-out",
+                                      at: forEach.jobLocation, hint: "fan out over a job that saves or pages through JSON")
+                    continue
+                }
                 waitsFor = sources
                 from = DataFileSource(file: DataFile(displayPath: "for_each \(forEach.job)", path: FanOutSpool.path(stateDir: settings.stateDir, entry: spec.id),
                                                      format: .jsonl), location: forEach.location)

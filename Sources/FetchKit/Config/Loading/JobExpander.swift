@@ -138,7 +138,17 @@ struct JobExpander {
     /// A paginated job saves each page (`{{page}}` in `save`) or the records (`save_items`, which
     /// needs `items`); an unpaginated job has no pages to number.
     mutating func checkPaginationOutputs(_ spec: JobSpec, pagination: Pagination?, route: CompiledRoute) {
+        // Each record's job keeps its own cursor, under its id: a record number would hand one
+        // record's cursor to another when the list's order changes.
+        if let incremental = spec.incremental, spec.from != nil || spec.forEach != nil, spec.key == nil {
+            diagnostics.error("missing-key", "job '\(spec.id)' keeps an incremental cursor for each of its records, under its id, and without 'key' the id is the record's position",
+                              at: incremental.location, hint: "add key: with a value that names the record, e.g. key: \"{{\(spec.recordPrefix ?? "row.")id}}\"")
+        }
         if let pagination {
+            if let download = spec.download, spec.pagination == nil {
+                diagnostics.error("conflicting-keys", "route '\(route.name)' pages through results (paginate), and job '\(spec.id)' downloads one file",
+                                  at: download.location, hint: "add paginate: false to the job, or use save_items:")
+            }
             if let save = spec.save, !Template(save.template).placeholders.contains("page") {
                 diagnostics.error("pagination-save", "job '\(spec.id)' pages through results, and 'save' would write every page to one file",
                                   at: save.location, hint: "put {{page}} in the path (one file a page), or use save_items: to write the records as JSON Lines")
