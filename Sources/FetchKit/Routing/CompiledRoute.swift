@@ -29,7 +29,10 @@ public struct CompiledRoute: Sendable {
         init(_ spec: RouteSpec) { self.spec = spec }
     }
 
-    public var isAdHoc: Bool { spec == nil }
+    public var isAdHoc: Bool { specBox == nil }
+
+    /// The route's `paginate`, read from its spec without copying the spec.
+    public var pagination: Pagination? { specBox?.spec.pagination }
 
     public init(spec: RouteSpec, file: RouteFile) {
         name = spec.qualifiedName

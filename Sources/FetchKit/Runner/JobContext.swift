@@ -149,7 +149,7 @@ final class JobContext: Sendable {
 
     private func execute<Sink: ResponseSink>(_ job: ExpandedJob, sink: Sink, path: String?, started: ContinuousClock.Instant,
                                              isUpToDate: () -> Bool = { false }) async -> JobResult {
-        let spools = spoolsBySource[job.id] ?? []
+        let spools = spoolsBySource.isEmpty ? [] : spoolsBySource[job.id] ?? []
         if !job.spec.captures.isEmpty || !spools.isEmpty || job.spec.incremental != nil {
             let capturing = CapturingSink(inner: sink, keepsBody: !spools.isEmpty || job.spec.incremental != nil
                                             || job.spec.captures.contains { $0.source.readsBody })
