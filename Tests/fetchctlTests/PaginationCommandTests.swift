@@ -82,4 +82,25 @@ import Testing
         #expect(Double(large) <= 1.3 * Double(small), "peak RSS \(large) KiB at 10,000 records, \(small) KiB at 1,000")
         try await server.shutdown()
     }
+
+    @Test func aDryRunSaysHowAJobPagesCapturesAndStartsIncrementally() async throws {
+        let dir = try FetchctlProcess.directory(with: ["jobs.yaml": """
+            version: 1
+            jobs:
+              - {id: login, url: "http://127.0.0.1:9/token", method: POST, capture: {token: {json: "$.access_token", secret: true}}}
+              - {id: me, url: "http://127.0.0.1:9/me", auth: {bearer: "{{jobs.login.token}}"}}
+              - id: issues
+                url: "http://127.0.0.1:9/issues"
+                paginate: {next: {offset: {param: offset, limit_param: limit, limit: 20}}, items: "$.results"}
+                incremental: {param: since, from: "$.results[*].updated_at", initial: "2026-01-01T00:00:00Z"}
+                save_items: issues.jsonl
+            """])
+        let result = try await FetchctlProcess.run(["run", "jobs.yaml", "--dry-run"], in: dir)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("# captures: token (secret) from json $.access_token"))
+        #expect(result.stdout.contains("# me (needs login)"))
+        #expect(result.stdout.contains("# pages: offset offset +20, items $.results, up to 1000; records to"))
+        #expect(result.stdout.contains("# incremental: since = the recorded cursor, else 2026-01-01T00:00:00Z"))
+        #expect(result.stdout.contains("curl 'http://127.0.0.1:9/issues?since=2026-01-01T00%3A00%3A00Z&offset=0&limit=20'"))
+    }
 }

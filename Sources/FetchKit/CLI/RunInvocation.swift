@@ -365,8 +365,26 @@ public struct DryRunRenderer: Sendable {
         out += "\n"
         if let line = await cachePlan(job) { out += "# cache: \(line)\n" }
         if let line = Self.tlsLine(job.behaviour.tls) { out += "# tls: \(line)\n" }
+        if let pagination = job.pagination {
+            out += "# pages: \(RouteTable.describe(pagination)), up to \(pagination.stop.maxPages)"
+                + (job.itemsPath.map { "; records to \($0)" } ?? "") + "; page 1:\n"
+        }
+        if let incremental = job.spec.incremental {
+            out += "# incremental: \(incremental.param) = the recorded cursor, else \(incremental.initial); advanced to the greatest \(incremental.from.text)\n"
+        }
+        if !job.spec.captures.isEmpty {
+            out += "# captures: " + job.spec.captures.map { $0.name + ($0.secret ? " (secret)" : "") + " from " + $0.source.description }.joined(separator: ", ") + "\n"
+        }
+        var job = job
+        for use in job.common.captureUses {
+            // Known once that job has run: shown as what it stands for.
+            job.bindings[use.placeholder] = .string("<\(use.placeholder)>")
+        }
+        if let incremental = job.spec.incremental, job.route.param(named: incremental.param) == nil {
+            job.bindings[ExpandedJob.incrementalCursorKey] = .string(incremental.initial)
+        }
         do {
-            let request = try job.router.makeRequest()
+            let request = try job.pagination.map { try job.router.makeRequest(page: 1, of: $0) } ?? job.router.makeRequest()
             out += try renderer.curl(request, tls: job.behaviour.tls, httpVersion: httpVersion, proxy: proxies.proxy(for: request.url))
             if !out.hasSuffix("\n") { out += "\n" }
         } catch {
