@@ -102,6 +102,12 @@ final class JobContext: Sendable {
     func execute(_ job: ExpandedJob) async -> JobResult {
         let started = ContinuousClock.now
         monitor.jobDidStart(job.id)
+        // Most jobs use neither captures nor a cursor: they run as they are, without a copy.
+        guard job.spec.incremental != nil || !job.common.captureUses.isEmpty else {
+            let result = await run(job, started: started)
+            monitor.jobDidFinish(result)
+            return result
+        }
         var job = job
         var incrementalStart: String?
         if let incremental = job.spec.incremental {
@@ -118,10 +124,20 @@ final class JobContext: Sendable {
                 return result
             }
         }
+        let result = await run(job, started: started)
+        if let start = incrementalStart, let incremental = job.spec.incremental, result.isSuccess {
+            advanceIncrementalCursor(of: job, incremental, from: start)
+        }
+        monitor.jobDidFinish(result)
+        return result
+    }
+
+    /// The job to its result, by where its body goes.
+    private func run(_ job: ExpandedJob, started: ContinuousClock.Instant) async -> JobResult {
         // Each sink type gets its own call, so the session's generic pipeline is specialized for it
         // instead of going through an existential's witness tables on every step.
         let result: JobResult
-        if let escape = [job.downloadPath ?? job.savePath, job.headersPath, job.itemsPath].lazy.compactMap({ $0 }).compactMap(outputEscape).first {
+        if let escape = outputEscape(job.downloadPath ?? job.savePath) ?? outputEscape(job.headersPath) ?? outputEscape(job.itemsPath) {
             result = JobResult(job: job.id, outcome: .failed, attempts: 0, error: escape, duration: .now - started)
         } else if let pagination = job.pagination {
             result = await executePaginated(job, pagination: pagination, started: started)
@@ -140,10 +156,6 @@ final class JobContext: Sendable {
         } else {
             result = await execute(job, sink: DiscardSink(), path: nil, started: started)
         }
-        if let start = incrementalStart, let incremental = job.spec.incremental, result.isSuccess {
-            advanceIncrementalCursor(of: job, incremental, from: start)
-        }
-        monitor.jobDidFinish(result)
         return result
     }
 
@@ -250,7 +262,8 @@ final class JobContext: Sendable {
     }
 
     /// The `path_escape` failure for a destination outside `output_dir`, if it is one.
-    private func outputEscape(_ path: String) -> FetchError? {
+    private func outputEscape(_ path: String?) -> FetchError? {
+        guard let path else { return nil }
         do {
             try outputGuard.check(path)
             return nil
