@@ -60,32 +60,15 @@ final class FanOutSpool: @unchecked Sendable {
         }
     }
 
-    /// Appends the records `items` names in one response's body.
+    /// Appends the records `items` names in one response's body. A record that is not an object
+    /// (a string, a number) is written as `{"value": …}`: `{{<as>.value}}`.
     func append(from document: JSONValue) throws {
         let records = items.records(in: document)
         guard !records.isEmpty else { return }
-        var text = ""
-        for record in records {
-            // A record that is not an object (a string, a number) is {{<as>.value}}.
-            if case .object = record {
-                record.write(to: &text)
-            } else {
-                JSONValue.object([("value", record)]).write(to: &text)
-            }
-            text += "\n"
-        }
-        let bytes = Array(text.utf8)
+        let bytes = JSONValue.jsonLines(records, wrapScalars: true)
         try lock.withLock {
             guard fd >= 0 else { throw FetchError(.io, "the fan-out spool '\(path)' is not open") }
-            var offset = 0
-            while offset < bytes.count {
-                let count = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    throw FileIO.error(errno, "cannot write '\(path)'")
-                }
-                offset += count
-            }
+            try FileIO.write(bytes, to: fd, path: path)
             written += Int64(bytes.count)
         }
     }

@@ -42,23 +42,9 @@ final class ItemsFile {
     /// Appends one line per record.
     func append(_ records: [JSONValue]) throws {
         guard !records.isEmpty else { return }
-        var text = ""
-        for record in records {
-            record.write(to: &text)
-            text += "\n"
-        }
-        var bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw FileIO.error(errno, "cannot write '\(partPath)'")
-            }
-            offset += written
-        }
+        let bytes = JSONValue.jsonLines(records)
+        try FileIO.write(bytes, to: fd, path: partPath)
         length += Int64(bytes.count)
-        bytes.removeAll()
     }
 
     /// Makes what was appended durable, before the page is recorded as committed.

@@ -55,55 +55,50 @@ public indirect enum JSONValue: Sendable, Equatable {
 
     /// The value written as compact JSON on one line (a JSON Lines record).
     public var compactJSON: String {
-        var out = ""
-        write(to: &out)
-        return out
+        var bytes: [UInt8] = []
+        write(to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
-    public func write(to out: inout String) {
+    /// Appends the value as compact JSON (strings through `JSONText`, `/` not escaped).
+    public func write(to bytes: inout [UInt8]) {
         switch self {
-        case .null: out += "null"
-        case .bool(let b): out += b ? "true" : "false"
-        case .number(let n): out += n
-        case .string(let s): Self.writeString(s, to: &out)
+        case .null: bytes.append(contentsOf: "null".utf8)
+        case .bool(let b): bytes.append(contentsOf: (b ? "true" : "false").utf8)
+        case .number(let n): bytes.append(contentsOf: n.utf8)
+        case .string(let s): JSONText.appendQuoted(s.utf8, escapeSlash: false, to: &bytes)
         case .array(let items):
-            out += "["
+            bytes.append(UInt8(ascii: "["))
             for (index, item) in items.enumerated() {
-                if index > 0 { out += "," }
-                item.write(to: &out)
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                item.write(to: &bytes)
             }
-            out += "]"
+            bytes.append(UInt8(ascii: "]"))
         case .object(let members):
-            out += "{"
+            bytes.append(UInt8(ascii: "{"))
             for (index, member) in members.enumerated() {
-                if index > 0 { out += "," }
-                Self.writeString(member.key, to: &out)
-                out += ":"
-                member.value.write(to: &out)
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                JSONText.appendQuoted(member.key.utf8, escapeSlash: false, to: &bytes)
+                bytes.append(UInt8(ascii: ":"))
+                member.value.write(to: &bytes)
             }
-            out += "}"
+            bytes.append(UInt8(ascii: "}"))
         }
     }
 
-    /// A JSON string literal: `"` and `\` escaped, control characters as `\n`, `\t`, … or `\u00XX`.
-    static func writeString(_ s: String, to out: inout String) {
-        out += "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\u{08}": out += "\\b"
-            case "\u{0C}": out += "\\f"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
+    /// `records` as JSON Lines: one compact value a line. `wrapScalars` writes a record that is not
+    /// an object as `{"value": …}` (a fan-out's records are objects, for `{{<as>.<member>}}`).
+    static func jsonLines(_ records: [JSONValue], wrapScalars: Bool = false) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for record in records {
+            if wrapScalars, !{ if case .object = record { true } else { false } }() {
+                JSONValue.object([("value", record)]).write(to: &bytes)
+            } else {
+                record.write(to: &bytes)
             }
+            bytes.append(UInt8(ascii: "\n"))
         }
-        out += "\""
+        return bytes
     }
 }
 

@@ -22,6 +22,21 @@ enum FileIO {
         }
     }
 
+    /// Writes all of `bytes` to `fd`.
+    static func write(_ bytes: [UInt8], to fd: Int32, path: String) throws {
+        try bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    throw error(errno, "cannot write '\(path)'")
+                }
+                offset += written
+            }
+        }
+    }
+
     /// Writes all of `chunk` to `fd`.
     static func write(_ chunk: ByteBuffer, to fd: Int32, path: String) throws {
         try chunk.withUnsafeReadableBytes { buffer in
