@@ -24,31 +24,24 @@ enum FileIO {
 
     /// Writes all of `bytes` to `fd`.
     static func write(_ bytes: [UInt8], to fd: Int32, path: String) throws {
-        try bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    throw error(errno, "cannot write '\(path)'")
-                }
-                offset += written
-            }
-        }
+        try bytes.withUnsafeBytes { try write($0, to: fd, path: path) }
     }
 
     /// Writes all of `chunk` to `fd`.
     static func write(_ chunk: ByteBuffer, to fd: Int32, path: String) throws {
-        try chunk.withUnsafeReadableBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    throw error(errno, "cannot write '\(path)'")
-                }
-                offset += written
+        try chunk.withUnsafeReadableBytes { try write($0, to: fd, path: path) }
+    }
+
+    /// Writes all of `buffer` to `fd`, again after a short write or an interrupted call.
+    static func write(_ buffer: UnsafeRawBufferPointer, to fd: Int32, path: String) throws {
+        var offset = 0
+        while offset < buffer.count {
+            let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw error(errno, "cannot write '\(path)'")
             }
+            offset += written
         }
     }
 
