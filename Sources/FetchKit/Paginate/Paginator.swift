@@ -50,7 +50,7 @@ struct Paginator {
         let fingerprint = Self.digest(pagination.fingerprint + "\u{1F}" + Self.describe(firstRequest))
         let items = job.itemsPath.map(ItemsFile.init)
         var outcome = Outcome()
-        var cursor = PageCursor.next(after: nil, of: pagination.next)
+        var cursor = PageRequest.firstCursor(of: pagination.next)
         // The next links and cursors followed, as 64-bit hashes: 8 bytes a page. Kept for this run
         // only (a per-page row in the state store made its page cache grow with the crawl).
         var seen = HashSet64(expected: min(pagination.stop.maxPages, 1024))
@@ -146,7 +146,7 @@ struct Paginator {
 
     private func buildFirstRequest() throws -> BuiltRequest {
         do {
-            return try PageRequest(router: job.router, next: pagination.next, cursor: PageCursor.next(after: nil, of: pagination.next),
+            return try PageRequest(router: job.router, next: pagination.next, cursor: PageRequest.firstCursor(of: pagination.next),
                                    credentialHeaders: secretHeaders).makeRequest()
         } catch {
             throw FetchError(.invalidRequest, redactor.redact("\(error)"))
@@ -259,12 +259,5 @@ struct Paginator {
     /// The fingerprint is kept as a digest, so no URL (and no secret in one) reaches the state store.
     static func digest(_ text: String) -> String {
         SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
-    }
-}
-
-extension PageCursor {
-    /// The first page's cursor (`after: nil`).
-    static func next(after previous: PageCursor?, of next: Pagination.Next) -> PageCursor {
-        PageRequest.firstCursor(of: next)
     }
 }
