@@ -210,7 +210,7 @@ public final class DataFileJobs: Sendable {
             let filler = Router(route: entry.common.route, params: context)
             var params: [String: ParameterValue] = [:]
             for (name, raw, _, _) in entry.spec.params {
-                if case .string(let text) = raw, text.contains("{{jobs.") {
+                if !entry.common.captureUses.isEmpty, case .string(let text) = raw, text.contains("{{jobs.") {
                     // A capture: filled in (and checked against the param) when the job starts.
                     params[name] = .string(Template(text).render { context[$0]?.text })
                     continue

@@ -216,7 +216,7 @@ struct JobExpander {
         let filler = Router(route: route, params: matrix)
         var bound: [String: ParameterValue] = [:]
         for (name, raw, location, keyLocation) in spec.params {
-            if case .string(let text) = raw, text.contains("{{jobs.") {
+            if case .string(let text) = raw, Template.mayContainPlaceholder(text), text.contains("{{jobs.") {
                 // Filled in when the job starts, from the captures of the jobs before it.
                 bound[name] = .string(Template(text).render { matrix[$0]?.text })
                 if !route.isAdHoc, route.param(named: name) == nil {
