@@ -18,18 +18,16 @@ final class FanOutSpool: @unchecked Sendable {
     /// The source job ids: more than one for a matrix entry.
     let sources: [String]
     private let lock = NSLock()
-    // Guarded by `lock`:
-    private var fd: Int32 = -1
-    private var written: Int64 = 0
+    /// Guarded by `lock`.
+    private let file: JSONLinesFile
 
     init(path: String, entry: String, items: JSONPath, sources: [String]) {
         self.path = path
         self.entry = entry
         self.items = items
         self.sources = sources
+        file = JSONLinesFile(path: path, mode: 0o600)
     }
-
-    deinit { if fd >= 0 { close(fd) } }
 
     /// `state_dir/fanout/<entry>.jsonl`, the entry id made safe for a file name.
     static func path(stateDir: String, entry: String) -> String {
@@ -39,25 +37,12 @@ final class FanOutSpool: @unchecked Sendable {
         return (stateDir as NSString).appendingPathComponent("fanout/\(safe).jsonl")
     }
 
-    var length: Int64 { lock.withLock { written } }
+    var length: Int64 { lock.withLock { file.length } }
 
     /// Opens the spool cut to `length` bytes: 0 for a source that starts over, the recorded length
     /// for a crawl that continues. Fails when it holds fewer.
     func open(keeping length: Int64) throws {
-        try lock.withLock {
-            if fd >= 0 { close(fd); fd = -1 }
-            try FileIO.createDirectory(containing: path)
-            fd = Glibc.open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
-            guard fd >= 0 else { throw FileIO.error(errno, "cannot open '\(path)'") }
-            var info = stat()
-            guard fstat(fd, &info) == 0, Int64(info.st_size) >= length else {
-                throw FetchError(.io, "'\(path)' holds fewer than the \(length) bytes its committed pages wrote")
-            }
-            guard ftruncate(fd, off_t(length)) == 0, lseek(fd, off_t(length), SEEK_SET) >= 0 else {
-                throw FileIO.error(errno, "cannot cut '\(path)' back to \(length) bytes")
-            }
-            written = length
-        }
+        try lock.withLock { try file.open(keeping: length) }
     }
 
     /// Appends the records `items` names in one response's body. A record that is not an object
@@ -66,25 +51,18 @@ final class FanOutSpool: @unchecked Sendable {
         let records = items.records(in: document)
         guard !records.isEmpty else { return }
         let bytes = JSONValue.jsonLines(records, wrapScalars: true)
-        try lock.withLock {
-            guard fd >= 0 else { throw FetchError(.io, "the fan-out spool '\(path)' is not open") }
-            try FileIO.write(bytes, to: fd, path: path)
-            written += Int64(bytes.count)
-        }
+        try lock.withLock { try file.append(bytes) }
     }
 
     /// Makes the appended records durable (before a page that wrote them is committed).
     func sync() throws {
-        try lock.withLock {
-            guard fd >= 0 else { return }
-            guard fdatasync(fd) == 0 else { throw FileIO.error(errno, "cannot sync '\(path)'") }
-        }
+        try lock.withLock { try file.sync() }
     }
 
     /// Closes the spool and removes it: its fan-out has read it (the end of the run).
     func remove() {
         lock.withLock {
-            if fd >= 0 { close(fd); fd = -1 }
+            file.close()
             unlink(path)
         }
     }

@@ -115,7 +115,7 @@ struct Paginator {
             }
             try items?.append(records ?? [])
             if let document { for spool in spools { try spool.append(from: document) } }
-            if let incremental, let document, let found = JobContext.greatest(incremental, in: document) {
+            if let incremental, let document, let found = IncrementalSpec.greatest(incremental, in: document) {
                 outcome.incremental = outcome.incremental.map { IncrementalSpec.later($0, found) } ?? found
             }
             outcome.pages = page

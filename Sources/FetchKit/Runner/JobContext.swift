@@ -169,7 +169,7 @@ final class JobContext: Sendable {
             guard result.outcome != .failed, let head = capturing.head else { return result }
             if !job.spec.captures.isEmpty { recordCaptures(of: job, head: head, body: capturing.body) }
             if let incremental = job.spec.incremental, let body = capturing.body, let document = try? JSONValue.parse(body),
-               let found = Self.greatest(incremental.from, in: document) {
+               let found = incremental.greatest(in: document) {
                 incrementalFound.withLock { $0[job.id] = found }
             }
             if !spools.isEmpty, let failure = feed(spools, from: job, body: capturing.body) {
@@ -379,10 +379,5 @@ final class JobContext: Sendable {
         let next = IncrementalSpec.later(start, found)
         guard next != start, redactor.redact(next) == next else { return }
         try? store?.saveIncrementalCursor(next, job: job.id, runID: runID)
-    }
-
-    /// The greatest text of the values `path` selects in `document`.
-    static func greatest(_ path: JSONPath, in document: JSONValue) -> String? {
-        path.select(in: document).compactMap(\.text).reduce(nil as String?) { best, value in best.map { IncrementalSpec.later($0, value) } ?? value }
     }
 }

@@ -191,6 +191,14 @@ public struct IncrementalSpec: Sendable {
         if let x = Double(a), let y = Double(b) { return y > x ? b : a }
         return b > a ? b : a
     }
+
+    /// The greatest of the values `path` selects in `document` (by `later`); nil when none has text.
+    static func greatest(_ path: JSONPath, in document: JSONValue) -> String? {
+        path.select(in: document).compactMap(\.text).reduce(nil as String?) { best, value in best.map { later($0, value) } ?? value }
+    }
+
+    /// The greatest value `from` finds in one response.
+    func greatest(in document: JSONValue) -> String? { Self.greatest(from, in: document) }
 }
 
 /// A `save:` or `download:` path template as written, with where it was written.
