@@ -27,14 +27,6 @@ public struct Pagination: Sendable, Equatable {
             case .page: "page"
             }
         }
-
-        /// Whether the next request can be known without the last response (`render --page N`).
-        public var isComputable: Bool {
-            switch self {
-            case .offset, .page: true
-            case .linkHeader, .json, .cursor: false
-            }
-        }
     }
 
     /// `stop:`: what ends pagination besides the next request running out.

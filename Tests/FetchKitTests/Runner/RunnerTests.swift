@@ -103,15 +103,16 @@ import Testing
     /// without going over `concurrency`.
     @Test func jobsWaitingOnANeedStartWhenItFinishes() async throws {
         let server = try await TestServer.start()
-        // Each waiting job holds its request for 200 ms, so the three workers' requests overlap
-        // even when the machine is busy running the other suites in parallel.
+        // Each waiting job holds its request for 600 ms, so the three workers' requests overlap
+        // even when the machine is busy running the other suites in parallel (with 200 ms, the
+        // 10,000-request fan-out and crawl tests served by this process made one worker late).
         let values = (0..<9).map(String.init).joined(separator: ", ")
         let (summary, _) = try await run(server, """
             settings: {concurrency: 3, per_host: 8}
             jobs:
               - {id: first, url: "${BASE}/delay/100?job=first"}
               - id: after
-                url: "${BASE}/delay/200?n={{matrix.n}}"
+                url: "${BASE}/delay/600?n={{matrix.n}}"
                 matrix: {n: [\(values)]}
                 needs: [first]
             """)
