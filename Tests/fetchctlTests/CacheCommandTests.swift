@@ -78,22 +78,14 @@ import Testing
               - {id: small, url: "${BASE}/cache/small?max_age=600", save: small.json}
             """])
         // As a full disk would: writes past 1 MiB fail (EFBIG; SIGXFSZ ignored so write returns the error).
-        let shell = Process()
-        shell.executableURL = URL(fileURLWithPath: "/bin/bash")
-        shell.arguments = ["-c", "trap '' XFSZ; ulimit -f 1024; exec \"$0\" run jobs.yaml --log-format json --progress never",
-                           FetchctlProcess.binary.path]
-        shell.currentDirectoryURL = dir
-        shell.environment = ["BASE": server.baseURL, "PATH": "/usr/bin:/bin"]
-        // To a file, read once the process is gone: reading a pipe to its end here would block a
-        // thread of the (two-thread) cooperative pool, and every other test with it.
+        // stderr to a file, read once the process is gone: reading a pipe to its end here would
+        // block a thread of the (two-thread) cooperative pool, and every other test with it.
         let logPath = dir.appendingPathComponent("stderr.txt").path
-        FileManager.default.createFile(atPath: logPath, contents: nil)
-        let err = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        shell.standardError = err
-        shell.standardOutput = FileHandle.nullDevice
-        try FetchctlProcess.launch(shell)
+        let shell = try ProcessLauncher.spawn(
+            "/bin/bash", ["-c", "trap '' XFSZ; ulimit -f 1024; exec \"$0\" run jobs.yaml --log-format json --progress never",
+                          FetchctlProcess.binary.path],
+            in: dir.path, environment: ["BASE": server.baseURL, "PATH": "/usr/bin:/bin"], stderr: logPath)
         await FetchctlProcess.waitForExit(shell)
-        try err.close()
         let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
         #expect(shell.terminationStatus == 0, "\(log)")
         #expect(log.contains(#""event":"cache.warning""#), "\(log)")

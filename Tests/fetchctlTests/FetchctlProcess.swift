@@ -42,13 +42,8 @@ struct FetchctlProcess {
     }
 
     /// Waits for `process` to exit without blocking a cooperative thread.
-    static func waitForExit(_ process: Process) async {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                process.waitUntilExit()
-                continuation.resume()
-            }
-        }
+    static func waitForExit(_ process: SpawnedProcess) async {
+        await process.exited()
     }
 
     private static func runBlocking(_ arguments: [String], in directory: URL = root, environment: [String: String] = [:]) throws -> Result {
@@ -57,23 +52,13 @@ struct FetchctlProcess {
         return Result(status: finished.status, stdout: finished.stdout, stderr: finished.stderr)
     }
 
-    static func start(_ arguments: [String], in directory: URL, environment: [String: String] = [:]) throws -> Process {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
-        process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a }
-        _ = FileManager.default.createFile(atPath: directory.appendingPathComponent("stdout.txt").path, contents: nil)
-        _ = FileManager.default.createFile(atPath: directory.appendingPathComponent("stderr.txt").path, contents: nil)
-        process.standardOutput = try FileHandle(forWritingTo: directory.appendingPathComponent("stdout.txt"))
-        process.standardError = try FileHandle(forWritingTo: directory.appendingPathComponent("stderr.txt"))
-        try launch(process)
-        return process
-    }
-
-    /// One at a time, with every other process the tests start (`ProcessLauncher`).
-    static func launch(_ process: Process) throws {
-        try ProcessLauncher.run(process)
+    /// Starts `fetchctl arguments` in `directory`, its stdout and stderr going to `stdout.txt` and
+    /// `stderr.txt` there.
+    static func start(_ arguments: [String], in directory: URL, environment: [String: String] = [:]) throws -> SpawnedProcess {
+        try ProcessLauncher.spawn(binary.path, arguments, in: directory.path,
+                                  environment: environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a },
+                                  stdout: directory.appendingPathComponent("stdout.txt").path,
+                                  stderr: directory.appendingPathComponent("stderr.txt").path)
     }
 
     /// A fresh temporary directory holding `files`, removed when the test process exits.
