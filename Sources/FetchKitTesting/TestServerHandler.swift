@@ -16,6 +16,9 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var head: HTTPRequestHead?
     private var body: [UInt8] = []
     private var keepAlive = true
+    /// `drop_next=1` was asked: the connection's next request is not answered, the connection is
+    /// closed instead (a kept-alive connection the server gave up on as the client reused it).
+    private var dropsNextRequest = false
 
     static let blockSize = 64 * 1024
 
@@ -46,6 +49,10 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
+            if dropsNextRequest {
+                context.close(promise: nil)
+                return
+            }
             self.head = head
             body = []
             keepAlive = head.isKeepAlive
@@ -65,6 +72,7 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                 httpVersion: head.version.major == 2 ? "HTTP/2" : "HTTP/1.1", clientCertificate: clientCertificate(context)))
             var reply = TestServerRoutes.reply(to: request, state: state)
             reply.compressible = query["compress"] == "1"
+            dropsNextRequest = query["drop_next"] == "1"
             if head.method == .HEAD {
                 // RFC 9110 §9.3.2: the GET response's headers (Content-Length included), no body.
                 reply.headers.append(("Content-Length", String(reply.body.count)))

@@ -30,6 +30,8 @@ public final class Session: Sendable {
         /// (`perHost`); nil: no limit but the callers'. The runner sets it when jobs may wait for a
         /// busy host, so that the waiting ones don't hold a slot another host could use.
         public var inFlight: Int?
+        /// Which HTTP client the session's own transport is.
+        public var client: HTTPClientKind
 
         public init(perHost: Int = 4, rateLimits: [(host: String, rate: Rate)] = [], connectTimeout: Duration = TransportTimeouts.defaults.connect,
                     redactor: Redactor = Redactor(), httpVersion: AsyncHTTPClientTransport.HTTPVersion = .auto, proxies: ProxyResolver = .direct) {
@@ -40,7 +42,17 @@ public final class Session: Sendable {
             self.httpVersion = httpVersion
             self.proxies = proxies
             inFlight = nil
+            client = .fetchKit
         }
+    }
+
+    /// The HTTP client behind a session's own transport.
+    public enum HTTPClientKind: String, Sendable, CaseIterable {
+        /// `HTTP1Transport`: FetchKit's own HTTP/1.1 client for plain `http://` requests, and
+        /// AsyncHTTPClient for the rest (HTTPS, HTTP/2, proxies, streamed bodies).
+        case fetchKit = "fetchkit"
+        /// `AsyncHTTPClientTransport` for every request.
+        case asyncHTTPClient = "asynchttpclient"
     }
 
     public let configuration: Configuration
@@ -61,7 +73,7 @@ public final class Session: Sendable {
     private let lastID = LockedBox(0)
 
     /// - Parameters:
-    ///   - transport: nil creates an AsyncHTTPClient transport that `shutdown()` closes.
+    ///   - transport: nil creates the transport `configuration.client` names, which `shutdown()` closes.
     ///   - cache: the response cache (`SQLiteResponseCache`); nil caches nothing.
     public init(configuration: Configuration = Configuration(), transport: (any HTTPTransport)? = nil,
                 interceptor: (any RequestInterceptor)? = nil, eventMonitors: [any EventMonitor] = [],
@@ -69,8 +81,16 @@ public final class Session: Sendable {
         self.configuration = configuration
         responseCache = cache
         self.networkWaiter = networkWaiter
-        self.transport = transport ?? AsyncHTTPClientTransport(perHost: configuration.perHost, connectTimeout: configuration.connectTimeout,
-                                                                  httpVersion: configuration.httpVersion, proxies: configuration.proxies)
+        switch (transport, configuration.client) {
+        case (let given?, _):
+            self.transport = given
+        case (nil, .fetchKit):
+            self.transport = HTTP1Transport(perHost: configuration.perHost, connectTimeout: configuration.connectTimeout,
+                                            httpVersion: configuration.httpVersion, proxies: configuration.proxies)
+        case (nil, .asyncHTTPClient):
+            self.transport = AsyncHTTPClientTransport(perHost: configuration.perHost, connectTimeout: configuration.connectTimeout,
+                                                      httpVersion: configuration.httpVersion, proxies: configuration.proxies)
+        }
         ownsTransport = transport == nil
         self.interceptor = interceptor
         eventMonitor = CompositeEventMonitor(eventMonitors)

@@ -8,9 +8,8 @@ import NIOHTTP1
 /// write to the sink right there, as curl does on its one thread. No chunk crosses threads, so a
 /// transfer costs no thread hops per chunk, and the kernel's socket buffer is the backpressure.
 ///
-/// A watchdog on the same event loop enforces what AsyncHTTPClient's deadline doesn't: the head
-/// must come within `read` of sending the request, no gap between chunks may exceed `read` (time in
-/// the callbacks doesn't count), and the whole exchange must end within `total`.
+/// A watchdog on the same event loop enforces what AsyncHTTPClient's deadline doesn't: the
+/// `ExchangeDeadlines`.
 final class ResponseStream: HTTPClientResponseDelegate {
     typealias Response = Int64
 
@@ -23,19 +22,14 @@ final class ResponseStream: HTTPClientResponseDelegate {
         var finished = false
     }
 
-    private let timeouts: TransportTimeouts
-    private let url: String
-    private let networkWaiter: NetworkWaiter?
+    private let deadlines: ExchangeDeadlines
     private let onHead: @Sendable (TransportResponseHead) throws -> Void
     private let onChunk: @Sendable (ByteBuffer) throws -> Void
-    private let started = NIODeadline.now()
     private let state = LockedBox(State())
 
     init(timeouts: TransportTimeouts, url: String, networkWaiter: NetworkWaiter? = nil,
          onHead: @escaping @Sendable (TransportResponseHead) throws -> Void, onChunk: @escaping @Sendable (ByteBuffer) throws -> Void) {
-        self.timeouts = timeouts
-        self.url = url
-        self.networkWaiter = networkWaiter
+        deadlines = ExchangeDeadlines(timeouts: timeouts, url: url, networkWaiter: networkWaiter)
         self.onHead = onHead
         self.onChunk = onChunk
     }
@@ -49,7 +43,7 @@ final class ResponseStream: HTTPClientResponseDelegate {
     func didSendRequestHead(task: HTTPClient.Task<Int64>, _ head: HTTPRequestHead) {
         let now = NIODeadline.now()
         state.withLock { $0.lastProgress = now }
-        arm(task, after: untilNextCheck(last: now, now: now))
+        arm(task, after: deadlines.untilNextCheck(last: now, now: now))
     }
 
     /// A request body being sent counts as progress (a slow upload is not a stalled response).
@@ -113,7 +107,7 @@ final class ResponseStream: HTTPClientResponseDelegate {
 
     /// Schedules the next check on the task's event loop.
     private func arm(_ task: HTTPClient.Task<Int64>, after delay: Duration) {
-        let scheduled = task.eventLoop.scheduleTask(in: .nanoseconds(max(1_000_000, delay.inNanoseconds))) { [self] in
+        let scheduled = task.eventLoop.scheduleTask(in: .nanoseconds(delay.inNanoseconds)) { [self] in
             check(task)
         }
         let stale = state.withLock { s -> Bool in
@@ -128,39 +122,13 @@ final class ResponseStream: HTTPClientResponseDelegate {
         let now = NIODeadline.now()
         let (finished, last, hasHead) = state.withLock { ($0.finished, $0.lastProgress, $0.head != nil) }
         guard !finished else { return }
-        if let total = timeouts.total, now - started >= .nanoseconds(total.inNanoseconds) {
-            fail(task, FetchError(.timeout, "the request took longer than its total timeout of \(DurationGrammar.format(total))", url: url))
-            return
+        switch deadlines.check(now: now, lastProgress: last, hasHead: hasHead) {
+        case .fail(let error):
+            fail(task, error)
+        case .checkAgain(let delay, let resetProgress):
+            if resetProgress { state.withLock { $0.lastProgress = now } }
+            arm(task, after: delay)
         }
-        let read = TimeAmount.nanoseconds(timeouts.read.inNanoseconds)
-        // While the network is gone a stall is the outage's, not the server's: wait with the rest
-        // of the run (TCP picks the transfer up again when the link is back), up to max_wait.
-        if let waiter = networkWaiter, waiter.monitor.status == .notReachable, let lost = waiter.lostAt {
-            guard ContinuousClock.now - lost < waiter.maxWait else {
-                fail(task, FetchError(.offline, "the network has been down longer than network.max_wait (\(DurationGrammar.format(waiter.maxWait))) during the transfer",
-                                      url: url))
-                return
-            }
-            if now - last >= read { state.withLock { $0.lastProgress = now } }
-            arm(task, after: .seconds(1))
-            return
-        }
-        if now - last >= read {
-            let what = hasHead ? "no data for \(DurationGrammar.format(timeouts.read)) (read timeout)"
-                : "no response within \(DurationGrammar.format(timeouts.read)) (read timeout)"
-            fail(task, FetchError(.timeout, what, url: url))
-            return
-        }
-        arm(task, after: untilNextCheck(last: last, now: now))
-    }
-
-    /// Until the read timeout would pass since `last`, or the total one since the start; with a
-    /// network waiter at least every second (an outage's max_wait may end first).
-    private func untilNextCheck(last: NIODeadline, now: NIODeadline) -> Duration {
-        var next = last + .nanoseconds(timeouts.read.inNanoseconds) - now
-        if let total = timeouts.total { next = min(next, started + .nanoseconds(total.inNanoseconds) - now) }
-        if networkWaiter != nil { next = min(next, .seconds(1)) }
-        return .nanoseconds(next.nanoseconds)
     }
 }
 

@@ -15,9 +15,10 @@ import Testing
 @Suite struct RetryPolicyTests {
     static let slack = 12.0
 
-    @Test func retriesUntilSuccessWithExponentialBackoff() async throws {
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func retriesUntilSuccessWithExponentialBackoff(client: Session.HTTPClientKind) async throws {
         let recorder = EventRecorder()
-        try await withSession(monitors: [recorder]) { server, session in
+        try await withSession(client: client, monitors: [recorder]) { server, session in
             let response = try await session.data(url(server, "/flaky/backoff?fail=2"), options: RequestOptions(retryPolicy: .fast()))
             #expect(response.response.status == 200)
             #expect(response.response.attempts == 3)
@@ -33,8 +34,9 @@ import Testing
         }
     }
 
-    @Test func givesUpAfterTheLimitWithTheLastError() async throws {
-        try await withSession { server, session in
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func givesUpAfterTheLimitWithTheLastError(client: Session.HTTPClientKind) async throws {
+        try await withSession(client: client) { server, session in
             let error = await #expect(throws: FetchError.self) {
                 try await session.data(url(server, "/flaky/limit?fail=9"), options: RequestOptions(retryPolicy: .fast(limit: 2, scale: .milliseconds(10))))
             }
@@ -45,9 +47,10 @@ import Testing
         }
     }
 
-    @Test func honoursRetryAfterSeconds() async throws {
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func honoursRetryAfterSeconds(client: Session.HTTPClientKind) async throws {
         let recorder = EventRecorder()
-        try await withSession(monitors: [recorder]) { server, session in
+        try await withSession(client: client, monitors: [recorder]) { server, session in
             let response = try await session.data(url(server, "/flaky/ra-seconds?fail=1&status=429&retry_after=1"),
                                                   options: RequestOptions(retryPolicy: .fast(scale: .milliseconds(10))))
             #expect(response.response.status == 200)
@@ -58,9 +61,10 @@ import Testing
         }
     }
 
-    @Test func honoursRetryAfterHTTPDate() async throws {
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func honoursRetryAfterHTTPDate(client: Session.HTTPClientKind) async throws {
         let recorder = EventRecorder()
-        try await withSession(monitors: [recorder]) { server, session in
+        try await withSession(client: client, monitors: [recorder]) { server, session in
             let response = try await session.data(url(server, "/flaky/ra-date?fail=1&status=503&retry_after_date=3"),
                                                   options: RequestOptions(retryPolicy: .fast(scale: .milliseconds(10))))
             #expect(response.response.status == 200)
@@ -75,9 +79,10 @@ import Testing
         }
     }
 
-    @Test func capsRetryAfterAtItsMaximum() async throws {
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func capsRetryAfterAtItsMaximum(client: Session.HTTPClientKind) async throws {
         let recorder = EventRecorder()
-        try await withSession(monitors: [recorder]) { server, session in
+        try await withSession(client: client, monitors: [recorder]) { server, session in
             let policy = RetryPolicy.fast(scale: .milliseconds(10)) { $0.retryAfterMax = .milliseconds(300) }
             _ = try await session.data(url(server, "/flaky/ra-cap?fail=1&status=429&retry_after=30"), options: RequestOptions(retryPolicy: policy))
             let gaps = arrivalGaps(server.state.requests(pathPrefix: "/flaky/ra-cap"))
@@ -86,9 +91,10 @@ import Testing
         }
     }
 
-    @Test func ignoresRetryAfterWhenNotHonoured() async throws {
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func ignoresRetryAfterWhenNotHonoured(client: Session.HTTPClientKind) async throws {
         let recorder = EventRecorder()
-        try await withSession(monitors: [recorder]) { server, session in
+        try await withSession(client: client, monitors: [recorder]) { server, session in
             let policy = RetryPolicy.fast(scale: .milliseconds(50)) { $0.honorRetryAfter = false }
             _ = try await session.data(url(server, "/flaky/ra-off?fail=1&status=429&retry_after=30"), options: RequestOptions(retryPolicy: policy))
             let gaps = arrivalGaps(server.state.requests(pathPrefix: "/flaky/ra-off"))
@@ -97,8 +103,9 @@ import Testing
         }
     }
 
-    @Test func doesNotRetryPostByDefault() async throws {
-        try await withSession { server, session in
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func doesNotRetryPostByDefault(client: Session.HTTPClientKind) async throws {
+        try await withSession(client: client) { server, session in
             let request = BuiltRequest(method: .post, url: URL(string: url(server, "/flaky/post?fail=1"))!, body: .data(Data("x".utf8)))
             let error = await #expect(throws: FetchError.self) {
                 try await session.data(request, options: RequestOptions(retryPolicy: .fast()))
@@ -108,8 +115,9 @@ import Testing
         }
     }
 
-    @Test func retriesPostWhenItsMethodIsListed() async throws {
-        try await withSession { server, session in
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func retriesPostWhenItsMethodIsListed(client: Session.HTTPClientKind) async throws {
+        try await withSession(client: client) { server, session in
             let request = BuiltRequest(method: .post, url: URL(string: url(server, "/flaky/post-ok?fail=1"))!, body: .data(Data("x".utf8)))
             let policy = RetryPolicy.fast(scale: .milliseconds(10)) { $0.methods = [.post] }
             let response = try await session.data(request, options: RequestOptions(retryPolicy: policy))
@@ -118,8 +126,9 @@ import Testing
         }
     }
 
-    @Test func doesNotRetryNotFound() async throws {
-        try await withSession { server, session in
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func doesNotRetryNotFound(client: Session.HTTPClientKind) async throws {
+        try await withSession(client: client) { server, session in
             let error = await #expect(throws: FetchError.self) {
                 try await session.data(url(server, "/status/404"), options: RequestOptions(retryPolicy: .fast()))
             }
@@ -130,8 +139,9 @@ import Testing
         }
     }
 
-    @Test func stopsWhenTheNextDelayWouldPassTheBudget() async throws {
-        try await withSession { server, session in
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func stopsWhenTheNextDelayWouldPassTheBudget(client: Session.HTTPClientKind) async throws {
+        try await withSession(client: client) { server, session in
             // Delays 100 ms, then 10 s: the first fits a 5 s budget, the second would pass it.
             let policy = RetryPolicy.fast(limit: 5, scale: .milliseconds(100)) {
                 $0.backoffBase = 100
@@ -156,9 +166,10 @@ import Testing
         #expect(result.retryRequired == retries, "\(result)")
     }
 
-    @Test func retriesATruncatedBodyAndGetsTheWholeOfIt() async throws {
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func retriesATruncatedBodyAndGetsTheWholeOfIt(client: Session.HTTPClientKind) async throws {
         let recorder = EventRecorder()
-        try await withSession(monitors: [recorder]) { server, session in
+        try await withSession(client: client, monitors: [recorder]) { server, session in
             let response = try await session.data(url(server, "/bytes/300000?seed=4&drop_after=70000&key=trunc&times=1"),
                                                   options: RequestOptions(retryPolicy: .fast(scale: .milliseconds(10))))
             #expect(Array(response.data) == GeneratedBytes.bytes(0..<300_000, seed: 4))
@@ -167,9 +178,10 @@ import Testing
         }
     }
 
-    @Test func aStalledBodyTimesOutAndIsRetried() async throws {
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func aStalledBodyTimesOutAndIsRetried(client: Session.HTTPClientKind) async throws {
         let recorder = EventRecorder()
-        try await withSession(monitors: [recorder]) { server, session in
+        try await withSession(client: client, monitors: [recorder]) { server, session in
             let started = ContinuousClock.now
             let options = RequestOptions(timeouts: TransportTimeouts(connect: .seconds(2), read: .milliseconds(300), total: nil),
                                          retryPolicy: .fast(scale: .milliseconds(10)))
@@ -180,8 +192,9 @@ import Testing
         }
     }
 
-    @Test func aRefusedConnectionIsRetriedThenReported() async throws {
-        try await withSession { server, session in
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func aRefusedConnectionIsRetriedThenReported(client: Session.HTTPClientKind) async throws {
+        try await withSession(client: client) { server, session in
             // A port nothing listens on: bind one, note it, close it.
             let closed = try await TestServer.start()
             let port = closed.port
@@ -194,8 +207,9 @@ import Testing
         }
     }
 
-    @Test func cancellationDuringABackoffIsNotRetried() async throws {
-        try await withSession { server, session in
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func cancellationDuringABackoffIsNotRetried(client: Session.HTTPClientKind) async throws {
+        try await withSession(client: client) { server, session in
             let task = Task {
                 try await session.data(url(server, "/flaky/cancel?fail=9"), options: RequestOptions(retryPolicy: .fast(limit: 5, scale: .seconds(10))))
             }

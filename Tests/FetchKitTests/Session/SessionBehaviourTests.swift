@@ -12,8 +12,9 @@ import FetchKitURLRequest
 /// Per-host limits, rate limits, interceptors, OAuth2, content decoding and monitors, against the
 /// local server.
 @Suite struct SessionBehaviourTests {
-    @Test func perHostConcurrencyIsNeverExceeded() async throws {
-        try await withSession(perHost: 3) { server, session in
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func perHostConcurrencyIsNeverExceeded(client: Session.HTTPClientKind) async throws {
+        try await withSession(client: client, perHost: 3) { server, session in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for i in 0..<12 { group.addTask { _ = try await session.data(url(server, "/delay/200?i=\(i)")) } }
                 try await group.waitForAll()
@@ -24,8 +25,9 @@ import FetchKitURLRequest
         }
     }
 
-    @Test func rateLimitsSpaceRequestsEvenly() async throws {
-        try await withSession(perHost: 8, rateLimits: [("127.0.0.1", Rate(count: 10, period: .seconds(1)))]) { server, session in
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func rateLimitsSpaceRequestsEvenly(client: Session.HTTPClientKind) async throws {
+        try await withSession(client: client, perHost: 8, rateLimits: [("127.0.0.1", Rate(count: 10, period: .seconds(1)))]) { server, session in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for i in 0..<6 { group.addTask { _ = try await session.data(url(server, "/echo?i=\(i)")) } }
                 try await group.waitForAll()
@@ -69,17 +71,19 @@ import FetchKitURLRequest
         }
     }
 
-    @Test func adaptersRunInOrderOnEveryAttempt() async throws {
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func adaptersRunInOrderOnEveryAttempt(client: Session.HTTPClientKind) async throws {
         let interceptor = Interceptor(adapters: [HeaderAdapter(name: "X-First"), HeaderAdapter(name: "X-Second")])
-        try await withSession(interceptor: interceptor) { server, session in
+        try await withSession(client: client, interceptor: interceptor) { server, session in
             _ = try await session.data(url(server, "/flaky/adapt?fail=1"), options: RequestOptions(retryPolicy: .fast(scale: .milliseconds(5))))
             let seen = server.state.requests.map { [$0.header("X-First"), $0.header("X-Second")] }
             #expect(seen == [["attempt-1", "attempt-1"], ["attempt-2", "attempt-2"]])
         }
     }
 
-    @Test func aFailingAdapterStopsTheChainAndSendsNothing() async throws {
-        try await withSession(interceptor: Interceptor(adapters: [FailingAdapter(), HeaderAdapter(name: "X-Never")])) { server, session in
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func aFailingAdapterStopsTheChainAndSendsNothing(client: Session.HTTPClientKind) async throws {
+        try await withSession(client: client, interceptor: Interceptor(adapters: [FailingAdapter(), HeaderAdapter(name: "X-Never")])) { server, session in
             let error = await #expect(throws: FetchError.self) { try await session.data(url(server, "/echo")) }
             #expect(error?.code == .auth)
             #expect(server.state.requests.isEmpty)
@@ -93,9 +97,10 @@ import FetchKitURLRequest
                                          maximumRefreshes: maximumRefreshes, monitor: recorder)
     }
 
-    @Test func oauth2FetchesOneTokenForAllRequests() async throws {
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func oauth2FetchesOneTokenForAllRequests(client: Session.HTTPClientKind) async throws {
         let recorder = EventRecorder()
-        try await withSession { server, session in
+        try await withSession(client: client) { server, session in
             let auth = oauth(server, session: session, recorder: recorder)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for _ in 0..<5 { group.addTask { _ = try await session.data(url(server, "/bearer?token=tok-1"), options: RequestOptions(interceptor: auth)) } }
@@ -108,9 +113,10 @@ import FetchKitURLRequest
         }
     }
 
-    @Test func oauth2RefreshesOnceOnA401() async throws {
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func oauth2RefreshesOnceOnA401(client: Session.HTTPClientKind) async throws {
         let recorder = EventRecorder()
-        try await withSession { server, session in
+        try await withSession(client: client) { server, session in
             let auth = oauth(server, session: session, recorder: recorder)
             // The endpoint accepts only the second token: the first request gets a 401, refreshes, retries.
             let response = try await session.data(url(server, "/bearer?token=tok-2"), options: RequestOptions(interceptor: auth))
@@ -121,8 +127,9 @@ import FetchKitURLRequest
         }
     }
 
-    @Test func oauth2GivesUpWhenStillUnauthorized() async throws {
-        try await withSession { server, session in
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func oauth2GivesUpWhenStillUnauthorized(client: Session.HTTPClientKind) async throws {
+        try await withSession(client: client) { server, session in
             let auth = oauth(server, session: session, recorder: EventRecorder())
             let error = await #expect(throws: FetchError.self) {
                 try await session.data(url(server, "/bearer?token=never"), options: RequestOptions(interceptor: auth))
@@ -133,9 +140,10 @@ import FetchKitURLRequest
         }
     }
 
-    @Test func oauth2RefreshesBeforeExpiry() async throws {
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func oauth2RefreshesBeforeExpiry(client: Session.HTTPClientKind) async throws {
         let recorder = EventRecorder()
-        try await withSession { server, session in
+        try await withSession(client: client) { server, session in
             let auth = oauth(server, session: session, recorder: recorder, expiresIn: 1)
             _ = try await session.data(url(server, "/bearer?token=tok-1"), options: RequestOptions(interceptor: auth))
             // The token lives 1 s and is refreshed in its last tenth: wait until it has expired.
@@ -146,8 +154,9 @@ import FetchKitURLRequest
         }
     }
 
-    @Test func oauth2StopsAfterTooManyRefreshes() async throws {
-        try await withSession { server, session in
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func oauth2StopsAfterTooManyRefreshes(client: Session.HTTPClientKind) async throws {
+        try await withSession(client: client) { server, session in
             let auth = oauth(server, session: session, recorder: EventRecorder(), maximumRefreshes: 2)
             _ = try? await session.data(url(server, "/bearer?token=never&n=1"), options: RequestOptions(interceptor: auth))
             let error = await #expect(throws: FetchError.self) {
@@ -159,8 +168,9 @@ import FetchKitURLRequest
         }
     }
 
-    @Test func compressedBodiesAreDecodedWhenAsked() async throws {
-        try await withSession { server, session in
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func compressedBodiesAreDecodedWhenAsked(client: Session.HTTPClientKind) async throws {
+        try await withSession(client: client) { server, session in
             let response = try await session.data(url(server, "/bytes/100000?seed=0&compress=1"), options: RequestOptions(decodesContent: true))
             #expect(server.state.requests.first?.header("Accept-Encoding") == "gzip, deflate")
             #expect(["gzip", "deflate"].contains(response.response.head.headers["Content-Encoding"] ?? "none"))
@@ -168,9 +178,9 @@ import FetchKitURLRequest
         }
     }
 
-    @Test(arguments: ["gzip", "deflate"])
-    func eachEncodingIsDecoded(encoding: String) async throws {
-        try await withSession { server, session in
+    @Test(arguments: Session.HTTPClientKind.allCases, ["gzip", "deflate"])
+    func eachEncodingIsDecoded(client: Session.HTTPClientKind, encoding: String) async throws {
+        try await withSession(client: client) { server, session in
             let request = BuiltRequest(method: .get, url: URL(string: url(server, "/bytes/70000?seed=2&compress=1"))!,
                                        headers: HTTPHeaders([("Accept-Encoding", encoding)]))
             let response = try await session.data(request, options: RequestOptions(decodesContent: true))
@@ -180,8 +190,9 @@ import FetchKitURLRequest
         }
     }
 
-    @Test func bodiesStayAsServedWithoutDecoding() async throws {
-        try await withSession { server, session in
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func bodiesStayAsServedWithoutDecoding(client: Session.HTTPClientKind) async throws {
+        try await withSession(client: client) { server, session in
             let response = try await session.data(url(server, "/bytes/1000?compress=1"))
             #expect(server.state.requests.first?.header("Accept-Encoding") == nil)
             #expect(response.response.head.headers["Content-Encoding"] == nil)
@@ -190,8 +201,9 @@ import FetchKitURLRequest
     }
 
     /// Pins can't be checked without TLS: a pinned request to an http:// URL is refused, not sent unpinned.
-    @Test func pinsOnPlainHTTPAreRefusedRatherThanIgnored() async throws {
-        try await withSession { server, session in
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func pinsOnPlainHTTPAreRefusedRatherThanIgnored(client: Session.HTTPClientKind) async throws {
+        try await withSession(client: client) { server, session in
             let options = RequestOptions(tls: TLSOptions(pins: ["sha256/47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="]), retryPolicy: nil)
             let error = await #expect(throws: FetchError.self) { try await session.data(url(server, "/echo"), options: options) }
             #expect(error?.code == .tls)
@@ -203,9 +215,10 @@ import FetchKitURLRequest
         }
     }
 
-    @Test func monitorsSeeTheRequestLifecycleInOrder() async throws {
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func monitorsSeeTheRequestLifecycleInOrder(client: Session.HTTPClientKind) async throws {
         let recorder = EventRecorder()
-        try await withSession(monitors: [recorder]) { server, session in
+        try await withSession(client: client, monitors: [recorder]) { server, session in
             _ = try await session.data(url(server, "/flaky/life?fail=1"), options: RequestOptions(retryPolicy: .fast(scale: .milliseconds(5)), job: "life"))
             #expect(recorder.entries.map(\.event) == [
                 "created", "request.started", "request.finished", "request.failed", "request.retrying",
@@ -230,10 +243,11 @@ import FetchKitURLRequest
         }
     }
 
-    @Test func swiftLogReceivesFixedMessagesWithMetadata() async throws {
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func swiftLogReceivesFixedMessagesWithMetadata(client: Session.HTTPClientKind) async throws {
         let records = LockedBox<[(level: Logger.Level, message: String, metadata: [String: String])]>([])
         let logger = Logger(label: "test") { _ in CapturingLogHandler(records: records) }
-        try await withSession(monitors: [LoggingEventMonitor(logger: logger)]) { server, session in
+        try await withSession(client: client, monitors: [LoggingEventMonitor(logger: logger)]) { server, session in
             _ = try await session.data(url(server, "/flaky/swift-log?fail=1"), options: RequestOptions(retryPolicy: .fast(scale: .milliseconds(5)), job: "j"))
             let logged = records.withLock { $0 }
             #expect(logged.map(\.message) == ["request.started", "request.finished", "request.failed", "request.retrying",
@@ -247,11 +261,12 @@ import FetchKitURLRequest
         }
     }
 
-    @Test func aLibraryProgramCanUseASessionWithoutYAML() async throws {
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func aLibraryProgramCanUseASessionWithoutYAML(client: Session.HTTPClientKind) async throws {
         let seen = LockedBox<[Int]>([])
         var monitor = ClosureEventMonitor()
         monitor.requestDidGatherMetrics = { _, metrics in seen.withLock { $0.append(metrics.status) } }
-        try await withSession(monitors: [monitor]) { server, session in
+        try await withSession(client: client, monitors: [monitor]) { server, session in
             var request = URLRequest(url: URL(string: url(server, "/echo?from=urlrequest"))!)
             request.httpMethod = "PUT"
             request.httpBody = Data("hello".utf8)

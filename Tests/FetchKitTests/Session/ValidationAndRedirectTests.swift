@@ -10,8 +10,9 @@ import Testing
         BuiltRequest(method: .get, url: URL(string: server.baseURL + path)!, headers: HTTPHeaders(headers))
     }
 
-    @Test func aStatusOutsideTheSetFailsAndTheBodyIsNotKept() async throws {
-        try await withSession { server, session in
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func aStatusOutsideTheSetFailsAndTheBodyIsNotKept(client: Session.HTTPClientKind) async throws {
+        try await withSession(client: client) { server, session in
             let sink = DataSink()
             let error = await #expect(throws: FetchError.self) {
                 try await session.execute(url(server, "/status/201"), options: RequestOptions(validator: ResponseValidator(statuses: StatusSet([200...200]))), sink: sink)
@@ -22,12 +23,13 @@ import Testing
         }
     }
 
-    @Test(arguments: [
+    @Test(arguments: Session.HTTPClientKind.allCases, [
         ("application/json", true), ("application/*", true), ("*/*", true), ("text/html, application/json;q=0.9", true),
         ("text/*", false), ("image/png", false),
     ])
-    func contentTypeMatchesAcceptWithWildcards(accept: String, passes: Bool) async throws {
-        try await withSession { server, session in
+    func contentTypeMatchesAcceptWithWildcards(client: Session.HTTPClientKind, example: (accept: String, passes: Bool)) async throws {
+        let (accept, passes) = example
+        try await withSession(client: client) { server, session in
             let options = RequestOptions(validator: ResponseValidator(contentType: .accept), retryPolicy: nil)
             let result = await Result(catching: { try await session.data(get(server, "/echo", headers: [("Accept", accept)]), options: options) })
             if passes {
@@ -42,8 +44,9 @@ import Testing
         }
     }
 
-    @Test func contentTypeMatchesAGivenList() async throws {
-        try await withSession { server, session in
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func contentTypeMatchesAGivenList(client: Session.HTTPClientKind) async throws {
+        try await withSession(client: client) { server, session in
             let ok = RequestOptions(validator: ResponseValidator(contentType: .list(["text/plain", "application/json"])))
             let response = try await session.data(url(server, "/echo"), options: ok)
             #expect(response.response.status == 200)
@@ -52,8 +55,9 @@ import Testing
         }
     }
 
-    @Test func aBodyLargerThanMaxSizeFails() async throws {
-        try await withSession { server, session in
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func aBodyLargerThanMaxSizeFails(client: Session.HTTPClientKind) async throws {
+        try await withSession(client: client) { server, session in
             let options = RequestOptions(validator: ResponseValidator(maxSize: 1000))
             let error = await #expect(throws: FetchError.self) { try await session.data(url(server, "/bytes/5000"), options: options) }
             #expect(error?.code == .validation)
@@ -61,9 +65,10 @@ import Testing
         }
     }
 
-    @Test func followsRedirectsToTheEnd() async throws {
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func followsRedirectsToTheEnd(client: Session.HTTPClientKind) async throws {
         let recorder = EventRecorder()
-        try await withSession(monitors: [recorder]) { server, session in
+        try await withSession(client: client, monitors: [recorder]) { server, session in
             let response = try await session.data(url(server, "/redirect/3"))
             #expect(response.response.status == 200)
             #expect(response.response.request.url.path == "/redirect/0")
@@ -73,8 +78,9 @@ import Testing
         }
     }
 
-    @Test func stopsPastTheRedirectLimit() async throws {
-        try await withSession { server, session in
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func stopsPastTheRedirectLimit(client: Session.HTTPClientKind) async throws {
+        try await withSession(client: client) { server, session in
             let error = await #expect(throws: FetchError.self) {
                 try await session.data(url(server, "/redirect/5"), options: RequestOptions(redirector: Redirector(RedirectOptions(max: 2))))
             }
@@ -84,8 +90,9 @@ import Testing
         }
     }
 
-    @Test func noFollowReturnsTheRedirectItself() async throws {
-        try await withSession { server, session in
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func noFollowReturnsTheRedirectItself(client: Session.HTTPClientKind) async throws {
+        try await withSession(client: client) { server, session in
             let failing = await #expect(throws: FetchError.self) {
                 try await session.data(url(server, "/redirect/1"), options: RequestOptions(redirector: .doNotFollow))
             }
@@ -98,10 +105,11 @@ import Testing
         }
     }
 
-    @Test func credentialsAreNeverSentToAnotherHost() async throws {
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func credentialsAreNeverSentToAnotherHost(client: Session.HTTPClientKind) async throws {
         let other = try await TestServer.start()
         defer { Task { try? await other.shutdown() } }
-        try await withSession { server, session in
+        try await withSession(client: client) { server, session in
             let target = "\(other.baseURL)/echo".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
             let request = get(server, "/redirect-to?url=\(target)", headers: [
                 ("Authorization", "Bearer secret-1"), ("Cookie", "session=abc"), ("Proxy-Authorization", "Basic eHg="),
@@ -118,16 +126,18 @@ import Testing
         try await other.shutdown()
     }
 
-    @Test func credentialsStayOnTheSameHost() async throws {
-        try await withSession { server, session in
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func credentialsStayOnTheSameHost(client: Session.HTTPClientKind) async throws {
+        try await withSession(client: client) { server, session in
             _ = try await session.data(get(server, "/redirect/1", headers: [("Authorization", "Bearer same")]))
             #expect(server.state.requests.map { $0.header("Authorization") } == ["Bearer same", "Bearer same"])
         }
     }
 
-    @Test func crossHostFalseRefusesAnotherHost() async throws {
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func crossHostFalseRefusesAnotherHost(client: Session.HTTPClientKind) async throws {
         let other = try await TestServer.start()
-        try await withSession { server, session in
+        try await withSession(client: client) { server, session in
             let target = "\(other.baseURL)/echo".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
             let error = await #expect(throws: FetchError.self) {
                 try await session.data(url(server, "/redirect-to?url=\(target)"), options: RequestOptions(redirector: Redirector(RedirectOptions(crossHost: false))))
@@ -138,9 +148,10 @@ import Testing
         try await other.shutdown()
     }
 
-    @Test(arguments: [(303, "GET", 0), (302, "GET", 0), (307, "POST", 4), (308, "POST", 4)])
-    func redirectsAfterPostChangeOrKeepTheMethod(status: Int, method: String, bodyBytes: Int) async throws {
-        try await withSession { server, session in
+    @Test(arguments: Session.HTTPClientKind.allCases, [(303, "GET", 0), (302, "GET", 0), (307, "POST", 4), (308, "POST", 4)])
+    func redirectsAfterPostChangeOrKeepTheMethod(client: Session.HTTPClientKind, example: (status: Int, method: String, bodyBytes: Int)) async throws {
+        let (status, method, bodyBytes) = example
+        try await withSession(client: client) { server, session in
             let request = BuiltRequest(method: .post, url: URL(string: url(server, "/redirect-to?status=\(status)&url=/echo"))!,
                                        headers: HTTPHeaders([("Content-Type", "text/plain")]), body: .data(Data("body".utf8)))
             _ = try await session.data(request)

@@ -3,12 +3,14 @@ import FetchKitTesting
 @testable import FetchKit
 
 /// A running test server and a session pointed at it, torn down after the body, on every path.
-func withSession(perHost: Int = 4, rateLimits: [(host: String, rate: Rate)] = [], redactor: Redactor = Redactor(),
+/// `client` picks the session's HTTP client: the Session behaviour tests run through both.
+func withSession(client: Session.HTTPClientKind = .fetchKit, perHost: Int = 4, rateLimits: [(host: String, rate: Rate)] = [], redactor: Redactor = Redactor(),
                  interceptor: (any RequestInterceptor)? = nil, monitors: [any EventMonitor] = [],
                  _ body: (TestServer, Session) async throws -> Void) async throws {
     let server = try await TestServer.start()
-    let session = Session(configuration: Session.Configuration(perHost: perHost, rateLimits: rateLimits, redactor: redactor),
-                          interceptor: interceptor, eventMonitors: monitors)
+    var configuration = Session.Configuration(perHost: perHost, rateLimits: rateLimits, redactor: redactor)
+    configuration.client = client
+    let session = Session(configuration: configuration, interceptor: interceptor, eventMonitors: monitors)
     var failure: Error?
     do { try await body(server, session) } catch { failure = error }
     try await session.shutdown()

@@ -4,7 +4,7 @@ import NIOCore
 import Testing
 @testable import FetchKit
 
-/// The AsyncHTTPClient transport against the local server: streaming, deadlines, truncation, errors.
+/// Both transports against the local server: streaming, deadlines, truncation, errors, the pool.
 @Suite struct TransportTests {
     /// Collects what the transport delivered.
     final class Sink: Sendable {
@@ -21,7 +21,7 @@ import Testing
         }
     }
 
-    func fetch(_ transport: AsyncHTTPClientTransport, _ url: String, method: FetchKit.HTTPMethod = .get,
+    func fetch(_ transport: any HTTPTransport, _ url: String, method: FetchKit.HTTPMethod = .get,
                headers: [(String, String)] = [], timeouts: TransportTimeouts = .defaults) async throws -> Sink {
         let sink = Sink()
         let request = BuiltRequest(method: method, url: URL(string: url)!, headers: HTTPHeaders(headers), body: .none)
@@ -29,9 +29,16 @@ import Testing
         return sink
     }
 
-    func withServer(perHost: Int = 4, _ body: (TestServer, AsyncHTTPClientTransport) async throws -> Void) async throws {
+    static func transport(_ client: Session.HTTPClientKind, perHost: Int = 4) -> any HTTPTransport {
+        switch client {
+        case .fetchKit: HTTP1Transport(perHost: perHost)
+        case .asyncHTTPClient: AsyncHTTPClientTransport(perHost: perHost)
+        }
+    }
+
+    func withServer(_ client: Session.HTTPClientKind, perHost: Int = 4, _ body: (TestServer, any HTTPTransport) async throws -> Void) async throws {
         let server = try await TestServer.start()
-        let transport = AsyncHTTPClientTransport(perHost: perHost)
+        let transport = Self.transport(client, perHost: perHost)
         var failure: Error?
         do { try await body(server, transport) } catch { failure = error }
         try await transport.shutdown()
@@ -39,8 +46,9 @@ import Testing
         if let failure { throw failure }
     }
 
-    @Test func streamsALargeBodyInChunks() async throws {
-        try await withServer { server, transport in
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func streamsALargeBodyInChunks(client: Session.HTTPClientKind) async throws {
+        try await withServer(client) { server, transport in
             let sink = try await fetch(transport, server.baseURL + "/bytes/1000000?seed=3")
             #expect(sink.head?.status == 200)
             #expect(sink.head?.expectedLength == 1_000_000)
@@ -49,8 +57,9 @@ import Testing
         }
     }
 
-    @Test func sendsMethodHeadersAndBody() async throws {
-        try await withServer { server, transport in
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func sendsMethodHeadersAndBody(client: Session.HTTPClientKind) async throws {
+        try await withServer(client) { server, transport in
             let sink = Sink()
             let request = BuiltRequest(method: .put, url: URL(string: server.baseURL + "/echo?x=1")!,
                                        headers: HTTPHeaders([("X-One", "1"), ("Content-Type", "text/plain")]), body: .data(Data("payload".utf8)))
@@ -63,8 +72,9 @@ import Testing
         }
     }
 
-    @Test func aStalledBodyHitsTheReadTimeout() async throws {
-        try await withServer { server, transport in
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func aStalledBodyHitsTheReadTimeout(client: Session.HTTPClientKind) async throws {
+        try await withServer(client) { server, transport in
             let timeouts = TransportTimeouts(connect: .seconds(5), read: .milliseconds(300), total: nil)
             let started = ContinuousClock.now
             await #expect(throws: FetchError.self) {
@@ -81,8 +91,9 @@ import Testing
         }
     }
 
-    @Test func aTotalDeadlineCoversTheBody() async throws {
-        try await withServer { server, transport in
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func aTotalDeadlineCoversTheBody(client: Session.HTTPClientKind) async throws {
+        try await withServer(client) { server, transport in
             let timeouts = TransportTimeouts(connect: .seconds(5), read: .seconds(5), total: .milliseconds(400))
             do {
                 _ = try await fetch(transport, server.baseURL + "/bytes/200000?stall_after=1000&stall_ms=3000", timeouts: timeouts)
@@ -94,8 +105,9 @@ import Testing
         }
     }
 
-    @Test func aDroppedConnectionIsTruncated() async throws {
-        try await withServer { server, transport in
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func aDroppedConnectionIsTruncated(client: Session.HTTPClientKind) async throws {
+        try await withServer(client) { server, transport in
             do {
                 _ = try await fetch(transport, server.baseURL + "/bytes/300000?drop_after=100000")
                 Issue.record("expected truncation")
@@ -106,12 +118,13 @@ import Testing
         }
     }
 
-    @Test func aRefusedConnectionIsAConnectionError() async throws {
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func aRefusedConnectionIsAConnectionError(client: Session.HTTPClientKind) async throws {
         // Bind a server, note its port, shut it down: nothing listens there afterwards.
         let server = try await TestServer.start()
         let port = server.port
         try await server.shutdown()
-        let transport = AsyncHTTPClientTransport()
+        let transport = Self.transport(client)
         do {
             _ = try await fetch(transport, "http://127.0.0.1:\(port)/bytes/10")
             Issue.record("expected a connection error")
@@ -121,8 +134,9 @@ import Testing
         try await transport.shutdown()
     }
 
-    @Test func thePoolNeverOpensMoreThanPerHostConnections() async throws {
-        try await withServer(perHost: 2) { server, transport in
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func thePoolNeverOpensMoreThanPerHostConnections(client: Session.HTTPClientKind) async throws {
+        try await withServer(client, perHost: 2) { server, transport in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for _ in 0..<8 {
                     group.addTask { _ = try await fetch(transport, server.baseURL + "/delay/100") }
@@ -133,5 +147,44 @@ import Testing
             #expect(server.state.peakConnections <= 2)
             #expect(server.state.peakRequestsInFlight == 2)
         }
+    }
+
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func aKeptAliveConnectionTheServerDroppedIsReplacedOnce(client: Session.HTTPClientKind) async throws {
+        try await withServer(client, perHost: 1) { server, transport in
+            // The server closes the connection when the next request comes, as one whose
+            // keep-alive timeout ran out just then would. FetchKit's client sends that request
+            // again on a new connection (as curl does); AsyncHTTPClient's transport reports it,
+            // and leaves it to the session's retry policy.
+            let first = try await fetch(transport, server.baseURL + "/bytes/100?drop_next=1")
+            #expect(first.bytes.count == 100)
+            switch client {
+            case .fetchKit:
+                let second = try await fetch(transport, server.baseURL + "/bytes/200")
+                #expect(second.bytes == GeneratedBytes.bytes(0..<200, seed: 0))
+                #expect(server.state.requests(pathPrefix: "/bytes").count == 2)
+                #expect(server.state.connectionsAccepted == 2)
+            case .asyncHTTPClient:
+                let error = await #expect(throws: FetchError.self) { try await fetch(transport, server.baseURL + "/bytes/200") }
+                #expect(error?.code == .connection)
+                #expect(server.state.connectionsAccepted == 1)
+            }
+        }
+    }
+
+    @Test func plainHTTPGoesThroughFetchKitsClientAndTheRestToAsyncHTTPClient() async throws {
+        let plain = BuiltRequest(url: URL(string: "http://127.0.0.1:8080/x?y=1")!)
+        let target = try #require(HTTP1Transport.target(of: plain))
+        #expect(target.key == HTTP1ConnectionPool.Key(host: "127.0.0.1", port: 8080))
+        #expect(target.hostField == "127.0.0.1:8080")
+        #expect(target.path == "/x?y=1")
+        #expect(HTTP1Transport.target(of: BuiltRequest(url: URL(string: "http://example.org")!))?.path == "/")
+        #expect(HTTP1Transport.target(of: BuiltRequest(url: URL(string: "http://example.org")!))?.hostField == "example.org")
+        #expect(HTTP1Transport.target(of: BuiltRequest(url: URL(string: "https://127.0.0.1:8443/")!)) == nil)
+        #expect(HTTP1Transport.target(of: BuiltRequest(method: .post, url: URL(string: "http://h/")!, body: .file(path: "/tmp/x"))) == nil)
+        let head = HTTP1Transport.requestHead(BuiltRequest(method: .post, url: plain.url, headers: HTTPHeaders([("X-A", "1")]),
+                                                           body: .data(Data("abc".utf8))), target: target)
+        #expect(head.uri == "/x?y=1")
+        #expect(head.headers.map { [$0.name, $0.value] } == [["X-A", "1"], ["Host", "127.0.0.1:8080"], ["Content-Length", "3"]])
     }
 }

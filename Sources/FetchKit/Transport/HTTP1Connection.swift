@@ -1,0 +1,216 @@
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// One keep-alive HTTP/1.1 connection of `HTTP1Transport`, running one exchange at a time. All of
+/// its state lives on the channel's event loop: the request is written, the head and every body
+/// chunk go straight to the session's callbacks as they are decoded, and the exchange's deadlines
+/// are checked by a timer on the same loop. Nothing crosses a thread until the exchange ends.
+final class HTTP1Connection: @unchecked Sendable {
+    let channel: Channel
+    let key: HTTP1ConnectionPool.Key
+    fileprivate let handler: HTTP1ClientHandler
+
+    var eventLoop: EventLoop { channel.eventLoop }
+
+    fileprivate init(channel: Channel, key: HTTP1ConnectionPool.Key, handler: HTTP1ClientHandler) {
+        self.channel = channel
+        self.key = key
+        self.handler = handler
+    }
+
+    /// Opens a connection to `key` on `eventLoop`; `onClose` is told once when it closes.
+    static func connect(to key: HTTP1ConnectionPool.Key, on eventLoop: EventLoop, timeout: Duration,
+                        onClose: @escaping @Sendable (HTTP1Connection) -> Void) -> EventLoopFuture<HTTP1Connection> {
+        ClientBootstrap(group: eventLoop)
+            .connectTimeout(.nanoseconds(timeout.inNanoseconds))
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                do {
+                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                    try channel.pipeline.syncOperations.addHandler(HTTP1ClientHandler())
+                    return channel.eventLoop.makeSucceededVoidFuture()
+                } catch {
+                    return channel.eventLoop.makeFailedFuture(error)
+                }
+            }
+            .connect(host: key.host, port: key.port)
+            .flatMapThrowing { channel in
+                let handler = try channel.pipeline.syncOperations.handler(type: HTTP1ClientHandler.self)
+                let connection = HTTP1Connection(channel: channel, key: key, handler: handler)
+                channel.closeFuture.whenComplete { _ in onClose(connection) }
+                return connection
+            }
+    }
+
+    /// Sends `head` (and `body`) and delivers the response to the callbacks; `completion` gets the
+    /// body's byte count and whether the connection may take another request, or the error. Call
+    /// it on the event loop. Returns an id for `cancel`.
+    func execute(_ head: HTTPRequestHead, body: ByteBuffer?, deadlines: ExchangeDeadlines,
+                 onHead: @escaping @Sendable (TransportResponseHead) throws -> Void,
+                 onChunk: @escaping @Sendable (ByteBuffer) throws -> Void,
+                 completion: @escaping @Sendable (Result<HTTP1ClientHandler.Finished, Error>) -> Void) -> UInt64 {
+        handler.start(head, body: body, exchange: HTTP1ClientHandler.Exchange(deadlines: deadlines, onHead: onHead, onChunk: onChunk,
+                                                                              completion: completion))
+    }
+
+    /// Ends exchange `id` with `error` if it is still running, closing the connection. Call it on
+    /// the event loop.
+    func cancel(_ id: UInt64, with error: Error) {
+        handler.cancel(id, with: error)
+    }
+
+    func close() {
+        channel.close(promise: nil)
+    }
+}
+
+/// A transport failure, as opposed to an error the session's callbacks threw: classified by
+/// `HTTP1Transport` into a `FetchError`.
+struct HTTP1TransportFailure: Error {
+    var underlying: Error
+    /// The response head had arrived.
+    var afterHead: Bool
+}
+
+/// The connection closed under an exchange.
+struct HTTP1ConnectionClosed: Error, CustomStringConvertible {
+    var description: String { "the connection was closed" }
+}
+
+/// The channel handler behind `HTTP1Connection`: NIO's HTTP/1 encoder and decoder sit before it.
+/// Unchecked: every member is touched only on the channel's event loop.
+final class HTTP1ClientHandler: ChannelInboundHandler, RemovableChannelHandler, @unchecked Sendable {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundOut = HTTPClientRequestPart
+
+    struct Finished {
+        var received: Int64
+        /// The response allows another request on the connection.
+        var keepAlive: Bool
+    }
+
+    struct Exchange {
+        var deadlines: ExchangeDeadlines
+        var onHead: @Sendable (TransportResponseHead) throws -> Void
+        var onChunk: @Sendable (ByteBuffer) throws -> Void
+        var completion: @Sendable (Result<Finished, Error>) -> Void
+        var id: UInt64 = 0
+        var lastProgress = NIODeadline.now()
+        var watchdog: Scheduled<Void>?
+        var sawHead = false
+        var keepAlive = true
+        var received: Int64 = 0
+    }
+
+    private var context: ChannelHandlerContext?
+    private var exchange: Exchange?
+    private var lastID: UInt64 = 0
+
+    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+    func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
+
+    fileprivate func start(_ head: HTTPRequestHead, body: ByteBuffer?, exchange: Exchange) -> UInt64 {
+        lastID &+= 1
+        var exchange = exchange
+        exchange.id = lastID
+        guard let context, context.channel.isActive, self.exchange == nil else {
+            exchange.completion(.failure(HTTP1TransportFailure(underlying: HTTP1ConnectionClosed(), afterHead: false)))
+            return exchange.id
+        }
+        self.exchange = exchange
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        if let body { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
+        let id = exchange.id
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenFailure { [self] error in
+            fail(id, HTTP1TransportFailure(underlying: error, afterHead: false))
+        }
+        arm(after: exchange.deadlines.untilNextCheck(last: exchange.lastProgress, now: .now()))
+        return id
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard exchange != nil else { return }  // what is left of a failed exchange's response
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            // An interim response (100 Continue, 103 Early Hints): the final one follows.
+            if (100..<200).contains(head.status.code), head.status.code != 101 { return }
+            exchange!.sawHead = true
+            exchange!.keepAlive = head.isKeepAlive
+            let transportHead = Self.transportHead(head)
+            run { try $0.onHead(transportHead) }
+        case .body(let buffer):
+            exchange!.received += Int64(buffer.readableBytes)
+            run { try $0.onChunk(buffer) }
+        case .end:
+            guard let finished = exchange else { return }
+            exchange = nil
+            finished.watchdog?.cancel()
+            finished.completion(.success(Finished(received: finished.received, keepAlive: finished.keepAlive)))
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if let exchange { fail(exchange.id, HTTP1TransportFailure(underlying: HTTP1ConnectionClosed(), afterHead: exchange.sawHead)) }
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        if let exchange { fail(exchange.id, HTTP1TransportFailure(underlying: error, afterHead: exchange.sawHead)) }
+        context.close(promise: nil)
+    }
+
+    fileprivate func cancel(_ id: UInt64, with error: Error) {
+        fail(id, error)
+    }
+
+    /// Runs a callback; a throw ends the exchange with that error and closes the connection (the
+    /// rest of the response is not read). Progress is stamped after it.
+    private func run(_ body: (Exchange) throws -> Void) {
+        guard let current = exchange else { return }
+        do {
+            try body(current)
+            exchange?.lastProgress = .now()
+        } catch {
+            fail(current.id, error)
+        }
+    }
+
+    /// Ends exchange `id` with `error` and closes the connection, unless it already ended.
+    private func fail(_ id: UInt64, _ error: Error) {
+        guard let failed = exchange, failed.id == id else { return }
+        exchange = nil
+        failed.watchdog?.cancel()
+        context?.close(promise: nil)
+        failed.completion(.failure(error))
+    }
+
+    private func arm(after delay: Duration) {
+        guard let context, let id = exchange?.id else { return }
+        exchange?.watchdog = context.eventLoop.scheduleTask(in: .nanoseconds(delay.inNanoseconds)) { [self] in check(id) }
+    }
+
+    private func check(_ id: UInt64) {
+        guard let current = exchange, current.id == id else { return }
+        let now = NIODeadline.now()
+        switch current.deadlines.check(now: now, lastProgress: current.lastProgress, hasHead: current.sawHead) {
+        case .fail(let error):
+            fail(id, error)
+        case .checkAgain(let delay, let resetProgress):
+            if resetProgress { exchange?.lastProgress = now }
+            arm(after: delay)
+        }
+    }
+
+    private static func transportHead(_ head: HTTPResponseHead) -> TransportResponseHead {
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(head.headers.count)
+        var expected: Int64?
+        for header in head.headers {
+            headers.add(name: header.name, value: header.value)
+            if expected == nil, UTF8Text.equalsIgnoringASCIICase(header.name, "Content-Length") { expected = Int64(header.value) }
+        }
+        let version = head.version.minor == 0 ? "1.0" : "1.1"
+        return TransportResponseHead(status: Int(head.status.code), headers: headers, expectedLength: expected, httpVersion: version)
+    }
+}

@@ -1,0 +1,218 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// FetchKit's own HTTP/1.1 client, written on SwiftNIO's HTTP/1 handlers, for the requests that
+/// need nothing more: plain `http://`, straight to the server (no proxy), with no body or a body
+/// in memory, and no `tls` settings. Everything else — HTTPS, HTTP/2, proxies, streamed bodies — goes to the
+/// AsyncHTTPClient transport it holds.
+///
+/// Why a second client: a batch of small files is bounded by the per-request cost, and for a plain
+/// keep-alive request most of AsyncHTTPClient's (its request state machines, generic over the
+/// delegate and so instantiated at run time, its pool manager, the hops between them) buys nothing.
+/// Here a request is a lease from `HTTP1ConnectionPool`, one write, and the decoded head and chunks
+/// handed to the session's callbacks on the connection's event loop; the task waiting for it is
+/// resumed once, when the response ends. Both transports run every Session behaviour test.
+public final class HTTP1Transport: HTTPTransport {
+    private let pool: HTTP1ConnectionPool
+    private let proxies: ProxyResolver
+    /// Sends what this client doesn't.
+    let fallback: AsyncHTTPClientTransport
+
+    /// The same parameters as `AsyncHTTPClientTransport`'s, which serves the requests this client
+    /// leaves to it.
+    public init(perHost: Int = 4, connectTimeout: Duration = TransportTimeouts.defaults.connect,
+                httpVersion: AsyncHTTPClientTransport.HTTPVersion = .auto, proxies: ProxyResolver = .direct) {
+        pool = HTTP1ConnectionPool(perHost: perHost, connectTimeout: connectTimeout)
+        self.proxies = proxies
+        fallback = AsyncHTTPClientTransport(perHost: perHost, connectTimeout: connectTimeout, httpVersion: httpVersion, proxies: proxies)
+    }
+
+    public func shutdown() async throws {
+        await pool.shutdown()
+        try await fallback.shutdown()
+    }
+
+    public func send(
+        _ request: BuiltRequest,
+        options: TransportOptions,
+        onHead: @escaping @Sendable (TransportResponseHead) throws -> Void,
+        onChunk: @escaping @Sendable (ByteBuffer) throws -> Void
+    ) async throws {
+        // Requests with `tls` settings go to AsyncHTTPClient too, which checks them even on plain
+        // http:// (pins refused, an unreadable `ca_file` reported) exactly as over https://.
+        guard let target = Self.target(of: request), options.tls == Self.noTLS, proxies.proxy(for: request.url) == nil else {
+            try await fallback.send(request, options: options, onHead: onHead, onChunk: onChunk)
+            return
+        }
+        let url = Redactor.redactURLUserinfo(request.url.absoluteString)
+        let head = Self.requestHead(request, target: target)
+        let body = Self.body(request)
+        let eventLoop = MultiThreadedEventLoopGroup.singleton.any()
+        // A kept-alive connection the server closed a moment ago fails before any response: the
+        // request goes again on a new connection, once, when it is idempotent (as curl and
+        // browsers do).
+        var retriedClosed = false
+        while true {
+            let lease: HTTP1ConnectionPool.Lease
+            do {
+                switch pool.lease(target.key, on: eventLoop) {
+                case .ready(let ready): lease = ready
+                case .pending(let future): lease = try await future.get()
+                }
+            } catch {
+                throw Self.classify(error, url: url, afterHead: false)
+            }
+            do {
+                let finished = try await exchange(head, body: body, on: lease.connection,
+                                                  deadlines: ExchangeDeadlines(timeouts: options.timeouts, url: url, networkWaiter: options.networkWaiter),
+                                                  onHead: onHead, onChunk: onChunk)
+                if let expected = finished.expectedLength, finished.received < expected, request.method != .head, finished.status != 304 {
+                    throw FetchError(.truncated, "the body ended after \(finished.received) of \(expected) bytes", url: url, status: finished.status)
+                }
+                return
+            } catch let failure as HTTP1TransportFailure {
+                if lease.reused, !failure.afterHead, failure.underlying is HTTP1ConnectionClosed || AsyncHTTPClientTransport.isClosedConnection(failure.underlying),
+                   request.method.isIdempotent, !retriedClosed, !Task.isCancelled {
+                    retriedClosed = true
+                    continue
+                }
+                if Task.isCancelled { throw FetchError(.cancelled, "cancelled", url: url) }
+                throw Self.classify(failure.underlying, url: url, afterHead: failure.afterHead)
+            }
+        }
+    }
+
+    private static let noTLS = TLSOptions()
+
+    private struct Finished {
+        var received: Int64
+        var status: Int
+        var expectedLength: Int64?
+    }
+
+    /// One exchange on `connection`; gives the connection back to the pool when the response allows.
+    private func exchange(_ head: HTTPRequestHead, body: ByteBuffer?, on connection: HTTP1Connection, deadlines: ExchangeDeadlines,
+                          onHead: @escaping @Sendable (TransportResponseHead) throws -> Void,
+                          onChunk: @escaping @Sendable (ByteBuffer) throws -> Void) async throws -> Finished {
+        let responseHead = LockedBox<TransportResponseHead?>(nil)
+        let exchangeID = LockedBox<UInt64?>(nil)
+        let pool = self.pool
+        let received: Int64 = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int64, Error>) in
+                let start: @Sendable () -> Void = {
+                    let id = connection.execute(head, body: body, deadlines: deadlines, onHead: { head in
+                        responseHead.withLock { $0 = head }
+                        try onHead(head)
+                    }, onChunk: onChunk) { result in
+                        switch result {
+                        case .success(let finished):
+                            if finished.keepAlive { pool.release(connection) } else { connection.close() }
+                            continuation.resume(returning: finished.received)
+                        case .failure(let error):
+                            continuation.resume(throwing: error)
+                        }
+                    }
+                    exchangeID.withLock { $0 = id }
+                }
+                if connection.eventLoop.inEventLoop { start() } else { connection.eventLoop.execute(start) }
+            }
+        } onCancel: {
+            connection.eventLoop.execute {
+                if let id = exchangeID.withLock({ $0 }) {
+                    connection.cancel(id, with: FetchError(.cancelled, "cancelled", url: deadlines.url))
+                }
+            }
+        }
+        let head = responseHead.withLock { $0 }
+        return Finished(received: received, status: head?.status ?? 0, expectedLength: head?.expectedLength)
+    }
+
+    // MARK: - Requests
+
+    struct Target {
+        var key: HTTP1ConnectionPool.Key
+        /// The `Host` field: the host, with the port unless it is 80.
+        var hostField: String
+        /// The request target: path and query, percent-encoded as in the URL.
+        var path: String
+    }
+
+    /// Where a request goes, when this client can send it: `http://` with a host, no body or one
+    /// in memory.
+    static func target(of request: BuiltRequest) -> Target? {
+        guard request.url.scheme?.lowercased() == "http", let host = request.url.host, !host.isEmpty else { return nil }
+        switch request.body {
+        case .none, .data: break
+        case .file, .multipart: return nil
+        }
+        let port = request.url.port ?? 80
+        let bracketed = host.contains(":") ? "[\(host)]" : host
+        var path = request.url.path(percentEncoded: true)
+        if path.isEmpty { path = "/" }
+        if let query = request.url.query(percentEncoded: true) { path += "?" + query }
+        return Target(key: HTTP1ConnectionPool.Key(host: host, port: port), hostField: port == 80 ? bracketed : "\(bracketed):\(port)", path: path)
+    }
+
+    /// The request head: the request's own fields, with `Host` and the body's `Content-Length`
+    /// added where it has none.
+    static func requestHead(_ request: BuiltRequest, target: Target) -> HTTPRequestHead {
+        var headers = NIOHTTP1.HTTPHeaders()
+        headers.reserveCapacity(request.headers.count + 2)
+        var hasHost = false, hasLength = false
+        for header in request.headers {
+            if !hasHost, UTF8Text.equalsIgnoringASCIICase(header.name, "Host") { hasHost = true }
+            if !hasLength, UTF8Text.equalsIgnoringASCIICase(header.name, "Content-Length") { hasLength = true }
+            headers.add(name: header.name, value: header.value)
+        }
+        if !hasHost { headers.add(name: "Host", value: target.hostField) }
+        if !hasLength {
+            switch request.body {
+            case .data(let data): headers.add(name: "Content-Length", value: String(data.count))
+            case .none where [.post, .put, .patch].contains(request.method): headers.add(name: "Content-Length", value: "0")
+            default: break
+            }
+        }
+        return HTTPRequestHead(version: .http1_1, method: NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue), uri: target.path, headers: headers)
+    }
+
+    static func body(_ request: BuiltRequest) -> ByteBuffer? {
+        guard case .data(let data) = request.body, !data.isEmpty else { return nil }
+        return ByteBuffer(bytes: data)
+    }
+
+    // MARK: - Errors
+
+    /// A failure of the connection or the protocol as a `FetchError` with its stable code; what the
+    /// session's callbacks threw passes through as it is.
+    static func classify(_ error: Error, url: String, afterHead: Bool) -> Error {
+        if let failure = error as? HTTP1TransportFailure { return classify(failure.underlying, url: url, afterHead: failure.afterHead) }
+        if error is FetchError { return error }
+        if error is HTTP1ConnectionClosed || AsyncHTTPClientTransport.isClosedConnection(error) {
+            return afterHead ? FetchError(.truncated, "the connection closed before the body was complete", url: url)
+                : FetchError(.connection, "the connection closed before a response", url: url)
+        }
+        if let channel = error as? ChannelError, case .connectTimeout = channel {
+            var timeout = FetchError(.timeout, "timed out (connect)", url: url)
+            timeout.isNetworkDown = true
+            return timeout
+        }
+        if let connect = error as? NIOConnectionError {
+            let refusals = connect.connectionErrors.map { "\($0.error)" }
+            if refusals.isEmpty, connect.dnsAError != nil || connect.dnsAAAAError != nil {
+                var dns = FetchError(.dns, "cannot resolve '\(connect.host)': \(connect.dnsAError ?? connect.dnsAAAAError!)", url: url)
+                dns.isNetworkDown = AsyncHTTPClientTransport.isNetworkDown(connect)
+                return dns
+            }
+            var refused = FetchError(.connection, "cannot connect to \(connect.host):\(connect.port): \(refusals.joined(separator: "; "))", url: url)
+            refused.isNetworkDown = AsyncHTTPClientTransport.isNetworkDown(connect)
+            return refused
+        }
+        if error is HTTPParserError {
+            return afterHead ? FetchError(.truncated, "the response broke off: \(error)", url: url)
+                : FetchError(.connection, "the server's response is not valid HTTP/1.1: \(error)", url: url)
+        }
+        return AsyncHTTPClientTransport.classify(error, url: url, afterHead: afterHead)
+    }
+}
