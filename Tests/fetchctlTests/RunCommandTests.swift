@@ -13,6 +13,31 @@ import Testing
         (try? String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)) ?? ""
     }
 
+    /// FETCHCTL_HTTP_CLIENT picks the HTTP client. Told apart by a kept-alive connection the
+    /// server drops when the next request comes: FetchKit's client sends that request again on a
+    /// new connection; AsyncHTTPClient reports it (and with no retries, the job fails).
+    @Test func theHTTPClientIsChosenByTheEnvironment() async throws {
+        let server = try await TestServer.start()
+        let dir = try jobsDirectory("""
+            settings: {concurrency: 1, per_host: 1, output_dir: out, retry: {limit: 0}, cache: {policy: reload, behavior: do_not_cache}}
+            jobs:
+              - {id: first, url: "${BASE}/bytes/100?drop_next=1", save: first.bin}
+              - {id: second, url: "${BASE}/bytes/200", save: second.bin, needs: [first]}
+            """)
+        let own = try await FetchctlProcess.run(["run", "jobs.yaml", "--progress", "never"], in: dir, environment: ["BASE": server.baseURL])
+        #expect(own.status == 0, "\(own.stderr)")
+        try FileManager.default.removeItem(at: dir.appendingPathComponent(".fetchctl"))
+        try FileManager.default.removeItem(at: dir.appendingPathComponent("out"))
+        let ahc = try await FetchctlProcess.run(["run", "jobs.yaml", "--progress", "never"], in: dir,
+                                                environment: ["BASE": server.baseURL, "FETCHCTL_HTTP_CLIENT": "asynchttpclient"])
+        #expect(ahc.status == 1, "\(ahc.stderr)")
+        #expect(ahc.stderr.contains("connection"), "\(ahc.stderr)")
+        let bad = try await FetchctlProcess.run(["run", "jobs.yaml"], in: dir, environment: ["BASE": server.baseURL, "FETCHCTL_HTTP_CLIENT": "curl"])
+        #expect(bad.status == 2)
+        #expect(bad.stderr.contains("error: FETCHCTL_HTTP_CLIENT is 'curl'; it can be fetchkit or asynchttpclient"), "\(bad.stderr)")
+        try await server.shutdown()
+    }
+
     @Test func twoHundredSavesAndAParseableLog() async throws {
         let server = try await TestServer.start()
         let values = (0..<200).map(String.init).joined(separator: ", ")

@@ -136,6 +136,18 @@ public struct RunInvocation: Sendable {
             || plan.dataFileJobs.contains(where: { $0.common.behaviour.tls.insecure == true }) {
             stderr.write("warning: tls.insecure is set: certificates are not verified for some requests\n")
         }
+        // FETCHCTL_HTTP_CLIENT=asynchttpclient sends every request through AsyncHTTPClient.
+        let httpClient: Session.HTTPClientKind
+        switch ProcessInfo.processInfo.environment["FETCHCTL_HTTP_CLIENT"] {
+        case nil, "": httpClient = .fetchKit
+        case let name?:
+            guard let chosen = Session.HTTPClientKind(rawValue: name.lowercased()) else {
+                stderr.write("error: FETCHCTL_HTTP_CLIENT is '\(name)'; it can be \(Session.HTTPClientKind.allCases.map(\.rawValue).joined(separator: " or "))\n")
+                stderr.flush()
+                return .invalidConfig
+            }
+            httpClient = chosen
+        }
         // Proxies, as curl reads them from the environment, unless settings.proxy says otherwise.
         let proxies: ProxyResolver
         do {
@@ -198,6 +210,7 @@ public struct RunInvocation: Sendable {
         var options = Runner.Options(concurrency: concurrency, failFast: failFast, maxTime: maxTime, stateStore: store, resumes: !noResume,
                                      responseCache: cache, offline: offline)
         options.proxies = proxies
+        options.httpClient = httpClient
         // Outages are waited out with the network monitor; without netlink, retries alone meet them.
         if let networkMonitor {
             do {

@@ -28,6 +28,8 @@ public final class Runner: Sendable {
         public var networkProblem: String?
         /// Which requests go through a proxy (`fetchctl run`: the environment and `settings.proxy`).
         public var proxies: ProxyResolver = .direct
+        /// The HTTP client behind the run's transport (`FETCHCTL_HTTP_CLIENT`).
+        public var httpClient: Session.HTTPClientKind = .fetchKit
 
         public init(concurrency: Int? = nil, failFast: Bool = false, maxTime: Duration? = nil, runID: String? = nil,
                     stateStore: StateStore? = nil, resumes: Bool = true, responseCache: (any ResponseCache)? = nil, offline: Bool = false) {
@@ -79,6 +81,7 @@ public final class Runner: Sendable {
             connectTimeout: settings.behaviour.timeout.connect ?? TransportTimeouts.defaults.connect,
             redactor: config.redactor, httpVersion: settings.httpVersion, proxies: options.proxies)
         if waitsForHosts { configuration.inFlight = concurrency }
+        configuration.client = options.httpClient
         let session = Session(configuration: configuration, transport: transport, eventMonitors: [monitor], cache: options.responseCache,
                               networkWaiter: waiter)
         let jobs = JobContext(runner: self, session: session, runID: runID)
