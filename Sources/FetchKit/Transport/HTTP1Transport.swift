@@ -139,19 +139,50 @@ public final class HTTP1Transport: HTTPTransport {
         var path: String
     }
 
-    /// Where a request goes, when this client can send it: `http://` with a host, no body or one
-    /// in memory.
+    /// Where a request goes, when this client can send it: `http://` with a host and no userinfo,
+    /// no body or one in memory. Read from the URL's text in one pass: Foundation's `path` and
+    /// `query` accessors re-parse the URL each, and cost more than the rest of the request head.
     static func target(of request: BuiltRequest) -> Target? {
-        guard request.url.scheme?.lowercased() == "http", let host = request.url.host, !host.isEmpty else { return nil }
         switch request.body {
         case .none, .data: break
         case .file, .multipart: return nil
         }
-        let port = request.url.port ?? 80
-        let bracketed = host.contains(":") ? "[\(host)]" : host
-        var path = request.url.path(percentEncoded: true)
-        if path.isEmpty { path = "/" }
-        if let query = request.url.query(percentEncoded: true) { path += "?" + query }
+        let text = request.url.absoluteString
+        let bytes = Array(text.utf8)
+        let scheme = Array("http://".utf8)
+        guard bytes.count > scheme.count else { return nil }
+        for index in scheme.indices where bytes[index] | (index < 4 ? 0x20 : 0) != scheme[index] { return nil }
+        var end = scheme.count
+        while end < bytes.count, bytes[end] != UInt8(ascii: "/"), bytes[end] != UInt8(ascii: "?"), bytes[end] != UInt8(ascii: "#") { end += 1 }
+        let authority = bytes[scheme.count..<end]
+        // Userinfo (credentials in the URL) goes the long way, as do hosts this scan can't read.
+        guard !authority.isEmpty, !authority.contains(UInt8(ascii: "@")) else { return nil }
+        var hostBytes = authority
+        var portBytes = authority[authority.endIndex...]
+        if authority.first == UInt8(ascii: "[") {
+            guard let close = authority.firstIndex(of: UInt8(ascii: "]")) else { return nil }
+            hostBytes = authority[(authority.startIndex + 1)..<close]
+            let after = authority[(close + 1)...]
+            if !after.isEmpty {
+                guard after.first == UInt8(ascii: ":") else { return nil }
+                portBytes = after.dropFirst()
+            }
+        } else if let colon = authority.lastIndex(of: UInt8(ascii: ":")) {
+            hostBytes = authority[..<colon]
+            portBytes = authority[(colon + 1)...]
+        }
+        var port = 80
+        if !portBytes.isEmpty {
+            guard portBytes.count <= 5, let parsed = Int(String(decoding: portBytes, as: UTF8.self)), parsed > 0, parsed < 65_536 else { return nil }
+            port = parsed
+        }
+        guard !hostBytes.isEmpty else { return nil }
+        let host = String(decoding: hostBytes, as: UTF8.self)
+        let bracketed = authority.first == UInt8(ascii: "[") ? "[\(host)]" : host
+        var pathEnd = end
+        while pathEnd < bytes.count, bytes[pathEnd] != UInt8(ascii: "#") { pathEnd += 1 }
+        var path = String(decoding: bytes[end..<pathEnd], as: UTF8.self)
+        if path.isEmpty || path.first == "?" { path = "/" + path }
         return Target(key: HTTP1ConnectionPool.Key(host: host, port: port), hostField: port == 80 ? bracketed : "\(bracketed):\(port)", path: path)
     }
 

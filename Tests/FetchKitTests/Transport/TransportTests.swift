@@ -181,6 +181,13 @@ import Testing
         #expect(HTTP1Transport.target(of: BuiltRequest(url: URL(string: "http://example.org")!))?.path == "/")
         #expect(HTTP1Transport.target(of: BuiltRequest(url: URL(string: "http://example.org")!))?.hostField == "example.org")
         #expect(HTTP1Transport.target(of: BuiltRequest(url: URL(string: "https://127.0.0.1:8443/")!)) == nil)
+        #expect(HTTP1Transport.target(of: BuiltRequest(url: URL(string: "http://user:pw@example.org/")!)) == nil)
+        #expect(HTTP1Transport.target(of: BuiltRequest(url: URL(string: "HTTP://Example.org:80?q=a%20b#frag")!))?.path == "/?q=a%20b")
+        #expect(HTTP1Transport.target(of: BuiltRequest(url: URL(string: "HTTP://Example.org:80?q=a%20b#frag")!))?.hostField == "Example.org")
+        let v6 = try #require(HTTP1Transport.target(of: BuiltRequest(url: URL(string: "http://[::1]:8081/a/b%2Fc")!)))
+        #expect(v6.key == HTTP1ConnectionPool.Key(host: "::1", port: 8081))
+        #expect(v6.hostField == "[::1]:8081")
+        #expect(v6.path == "/a/b%2Fc")
         #expect(HTTP1Transport.target(of: BuiltRequest(method: .post, url: URL(string: "http://h/")!, body: .file(path: "/tmp/x"))) == nil)
         let head = HTTP1Transport.requestHead(BuiltRequest(method: .post, url: plain.url, headers: HTTPHeaders([("X-A", "1")]),
                                                            body: .data(Data("abc".utf8))), target: target)
