@@ -97,11 +97,19 @@ public final class HTTP1Transport: HTTPTransport {
                           onHead: @escaping @Sendable (TransportResponseHead) throws -> Void,
                           onChunk: @escaping @Sendable (ByteBuffer) throws -> Void) async throws -> Finished {
         let responseHead = LockedBox<TransportResponseHead?>(nil)
-        let exchangeID = LockedBox<UInt64?>(nil)
+        // The exchange's id once started, and whether the task was cancelled: a cancellation that
+        // comes before the start (on the loop) must stop it from starting.
+        let control = LockedBox<(id: UInt64?, cancelled: Bool)>((nil, false))
         let pool = self.pool
+        let cancelled = FetchError(.cancelled, "cancelled", url: deadlines.url)
         let received: Int64 = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int64, Error>) in
                 let start: @Sendable () -> Void = {
+                    guard !control.withLock({ $0.cancelled }) else {
+                        pool.release(connection)  // never used: as good as it was
+                        continuation.resume(throwing: cancelled)
+                        return
+                    }
                     let id = connection.execute(head, body: body, deadlines: deadlines, onHead: { head in
                         responseHead.withLock { $0 = head }
                         try onHead(head)
@@ -114,15 +122,14 @@ public final class HTTP1Transport: HTTPTransport {
                             continuation.resume(throwing: error)
                         }
                     }
-                    exchangeID.withLock { $0 = id }
+                    control.withLock { $0.id = id }
                 }
                 if connection.eventLoop.inEventLoop { start() } else { connection.eventLoop.execute(start) }
             }
         } onCancel: {
+            control.withLock { $0.cancelled = true }
             connection.eventLoop.execute {
-                if let id = exchangeID.withLock({ $0 }) {
-                    connection.cancel(id, with: FetchError(.cancelled, "cancelled", url: deadlines.url))
-                }
+                if let id = control.withLock({ $0.id }) { connection.cancel(id, with: cancelled) }
             }
         }
         let head = responseHead.withLock { $0 }

@@ -172,6 +172,27 @@ import Testing
         }
     }
 
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func cancellingTheTaskEndsAnExchangeInFlight(client: Session.HTTPClientKind) async throws {
+        try await withServer(client) { server, transport in
+            let started = ContinuousClock.now
+            let fetching = Task { try await fetch(transport, server.baseURL + "/delay/5000") }
+            // Once the server has the request (seen in its log), the task is cancelled.
+            while server.state.requests(pathPrefix: "/delay").isEmpty, ContinuousClock.now - started < .seconds(4) {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            #expect(server.state.requests(pathPrefix: "/delay").count == 1)
+            fetching.cancel()
+            let result = await fetching.result
+            #expect(ContinuousClock.now - started < .seconds(4), "the response would have come after 5 s")
+            guard case .failure(let error as FetchError) = result else {
+                Issue.record("expected a FetchError, got \(result)")
+                return
+            }
+            #expect(error.code == .cancelled)
+        }
+    }
+
     @Test func plainHTTPGoesThroughFetchKitsClientAndTheRestToAsyncHTTPClient() async throws {
         let plain = BuiltRequest(url: URL(string: "http://127.0.0.1:8080/x?y=1")!)
         let target = try #require(HTTP1Transport.target(of: plain))
