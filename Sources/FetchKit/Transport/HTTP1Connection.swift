@@ -88,6 +88,8 @@ final class HTTP1ClientHandler: ChannelInboundHandler, RemovableChannelHandler, 
         var received: Int64
         /// The response allows another request on the connection.
         var keepAlive: Bool
+        var status: Int
+        var expectedLength: Int64?
     }
 
     struct Exchange {
@@ -100,6 +102,8 @@ final class HTTP1ClientHandler: ChannelInboundHandler, RemovableChannelHandler, 
         var watchdog: Scheduled<Void>?
         var sawHead = false
         var keepAlive = true
+        var status = 0
+        var expectedLength: Int64?
         var received: Int64 = 0
     }
 
@@ -137,7 +141,9 @@ final class HTTP1ClientHandler: ChannelInboundHandler, RemovableChannelHandler, 
             if (100..<200).contains(head.status.code), head.status.code != 101 { return }
             exchange!.sawHead = true
             exchange!.keepAlive = head.isKeepAlive
-            let transportHead = Self.transportHead(head)
+            let transportHead = TransportResponseHead(head)
+            exchange!.status = transportHead.status
+            exchange!.expectedLength = transportHead.expectedLength
             run { try $0.onHead(transportHead) }
         case .body(let buffer):
             exchange!.received += Int64(buffer.readableBytes)
@@ -146,7 +152,8 @@ final class HTTP1ClientHandler: ChannelInboundHandler, RemovableChannelHandler, 
             guard let finished = exchange else { return }
             exchange = nil
             finished.watchdog?.cancel()
-            finished.completion(.success(Finished(received: finished.received, keepAlive: finished.keepAlive)))
+            finished.completion(.success(Finished(received: finished.received, keepAlive: finished.keepAlive, status: finished.status,
+                                                  expectedLength: finished.expectedLength)))
         }
     }
 
@@ -201,8 +208,12 @@ final class HTTP1ClientHandler: ChannelInboundHandler, RemovableChannelHandler, 
             arm(after: delay)
         }
     }
+}
 
-    private static func transportHead(_ head: HTTPResponseHead) -> TransportResponseHead {
+extension TransportResponseHead {
+    /// The head as SwiftNIO decoded it, for both transports: every field in order, `Content-Length`
+    /// read once, the version as "1.0", "1.1" or "2".
+    init(_ head: HTTPResponseHead) {
         var headers = HTTPHeaders()
         headers.reserveCapacity(head.headers.count)
         var expected: Int64?
@@ -210,7 +221,7 @@ final class HTTP1ClientHandler: ChannelInboundHandler, RemovableChannelHandler, 
             headers.add(name: header.name, value: header.value)
             if expected == nil, UTF8Text.equalsIgnoringASCIICase(header.name, "Content-Length") { expected = Int64(header.value) }
         }
-        let version = head.version.minor == 0 ? "1.0" : "1.1"
-        return TransportResponseHead(status: Int(head.status.code), headers: headers, expectedLength: expected, httpVersion: version)
+        let version = head.version.major == 2 ? "2" : head.version.major == 1 && head.version.minor == 0 ? "1.0" : "1.1"
+        self.init(status: Int(head.status.code), headers: headers, expectedLength: expected, httpVersion: version)
     }
 }

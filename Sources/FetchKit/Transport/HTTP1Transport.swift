@@ -86,38 +86,28 @@ public final class HTTP1Transport: HTTPTransport {
 
     private static let noTLS = TLSOptions()
 
-    private struct Finished {
-        var received: Int64
-        var status: Int
-        var expectedLength: Int64?
-    }
-
     /// One exchange on `connection`; gives the connection back to the pool when the response allows.
     private func exchange(_ head: HTTPRequestHead, body: ByteBuffer?, on connection: HTTP1Connection, deadlines: ExchangeDeadlines,
                           onHead: @escaping @Sendable (TransportResponseHead) throws -> Void,
-                          onChunk: @escaping @Sendable (ByteBuffer) throws -> Void) async throws -> Finished {
-        let responseHead = LockedBox<TransportResponseHead?>(nil)
+                          onChunk: @escaping @Sendable (ByteBuffer) throws -> Void) async throws -> HTTP1ClientHandler.Finished {
         // The exchange's id once started, and whether the task was cancelled: a cancellation that
         // comes before the start (on the loop) must stop it from starting.
         let control = LockedBox<(id: UInt64?, cancelled: Bool)>((nil, false))
         let pool = self.pool
         let cancelled = FetchError(.cancelled, "cancelled", url: deadlines.url)
-        let received: Int64 = try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int64, Error>) in
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTP1ClientHandler.Finished, Error>) in
                 let start: @Sendable () -> Void = {
                     guard !control.withLock({ $0.cancelled }) else {
                         pool.release(connection)  // never used: as good as it was
                         continuation.resume(throwing: cancelled)
                         return
                     }
-                    let id = connection.execute(head, body: body, deadlines: deadlines, onHead: { head in
-                        responseHead.withLock { $0 = head }
-                        try onHead(head)
-                    }, onChunk: onChunk) { result in
+                    let id = connection.execute(head, body: body, deadlines: deadlines, onHead: onHead, onChunk: onChunk) { result in
                         switch result {
                         case .success(let finished):
                             if finished.keepAlive { pool.release(connection) } else { connection.close() }
-                            continuation.resume(returning: finished.received)
+                            continuation.resume(returning: finished)
                         case .failure(let error):
                             continuation.resume(throwing: error)
                         }
@@ -132,8 +122,6 @@ public final class HTTP1Transport: HTTPTransport {
                 if let id = control.withLock({ $0.id }) { connection.cancel(id, with: cancelled) }
             }
         }
-        let head = responseHead.withLock { $0 }
-        return Finished(received: received, status: head?.status ?? 0, expectedLength: head?.expectedLength)
     }
 
     // MARK: - Requests

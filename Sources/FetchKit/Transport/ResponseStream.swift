@@ -52,11 +52,7 @@ final class ResponseStream: HTTPClientResponseDelegate {
     }
 
     func didReceiveHead(task: HTTPClient.Task<Int64>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
-        var headers = HTTPHeaders()
-        for header in head.headers { headers.add(name: header.name, value: header.value) }
-        let expected = head.headers.first(name: "Content-Length").flatMap { Int64($0) }
-        let version = head.version.major == 2 ? "2" : head.version.major == 1 && head.version.minor == 0 ? "1.0" : "1.1"
-        let transportHead = TransportResponseHead(status: Int(head.status.code), headers: headers, expectedLength: expected, httpVersion: version)
+        let transportHead = TransportResponseHead(head)
         state.withLock { $0.head = transportHead }
         return call(task) { try onHead(transportHead) }
     }
