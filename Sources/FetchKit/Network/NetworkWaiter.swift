@@ -35,14 +35,20 @@ public final class NetworkWaiter: Sendable {
     }
 
     /// How long after `network.restored` a cut transfer is still the outage's (its connection died
-    /// while the network was gone, and the first bytes sent after tell it so).
-    static let aftermath: Duration = .seconds(10)
+    /// while the network was gone, and the first bytes sent after tell it so); 10 s unless a test
+    /// on a loaded machine needs longer.
+    let aftermath: Duration
 
-    public init(monitor: NetworkMonitor, maxWait: Duration, events: any EventMonitor, settle: Duration = .seconds(1)) {
+    public convenience init(monitor: NetworkMonitor, maxWait: Duration, events: any EventMonitor, settle: Duration = .seconds(1)) {
+        self.init(monitor: monitor, maxWait: maxWait, events: events, settle: settle, aftermath: .seconds(10))
+    }
+
+    init(monitor: NetworkMonitor, maxWait: Duration, events: any EventMonitor, settle: Duration, aftermath: Duration) {
         self.monitor = monitor
         self.maxWait = maxWait
         self.events = events
         self.settle = settle
+        self.aftermath = aftermath
     }
 
     /// Starts following the monitor (call once the run has started, so the events have a run).
@@ -87,7 +93,7 @@ public final class NetworkWaiter: Sendable {
         guard [.truncated, .connection, .timeout].contains(error.code) else { return nil }
         return state.withLock { s -> Int? in
             if s.lostAt != nil { return s.outages }
-            if let restored = s.restoredAt, ContinuousClock.now - restored < Self.aftermath { return s.outages }
+            if let restored = s.restoredAt, ContinuousClock.now - restored < aftermath { return s.outages }
             return nil
         }
     }

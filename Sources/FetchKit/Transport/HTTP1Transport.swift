@@ -17,8 +17,10 @@ import NIOPosix
 public final class HTTP1Transport: HTTPTransport {
     private let pool: HTTP1ConnectionPool
     private let proxies: ProxyResolver
-    /// Sends what this client doesn't.
-    let fallback: AsyncHTTPClientTransport
+    /// Sends what this client doesn't; made on first use, so a batch of plain requests never
+    /// starts an AsyncHTTPClient (whose deinit traps unless it was shut down).
+    private let fallbackClient = LockedBox<(transport: AsyncHTTPClientTransport?, isShutDown: Bool)>((nil, false))
+    private let makeFallback: @Sendable () -> AsyncHTTPClientTransport
 
     /// The same parameters as `AsyncHTTPClientTransport`'s, which serves the requests this client
     /// leaves to it.
@@ -26,12 +28,29 @@ public final class HTTP1Transport: HTTPTransport {
                 httpVersion: AsyncHTTPClientTransport.HTTPVersion = .auto, proxies: ProxyResolver = .direct) {
         pool = HTTP1ConnectionPool(perHost: perHost, connectTimeout: connectTimeout)
         self.proxies = proxies
-        fallback = AsyncHTTPClientTransport(perHost: perHost, connectTimeout: connectTimeout, httpVersion: httpVersion, proxies: proxies)
+        makeFallback = { AsyncHTTPClientTransport(perHost: perHost, connectTimeout: connectTimeout, httpVersion: httpVersion, proxies: proxies) }
     }
 
     public func shutdown() async throws {
         await pool.shutdown()
-        try await fallback.shutdown()
+        let fallback = fallbackClient.withLock { state in
+            state.isShutDown = true
+            return state.transport
+        }
+        try await fallback?.shutdown()
+    }
+
+    /// The AsyncHTTPClient transport, made now if this is its first request.
+    private func fallback(url: URL) throws -> AsyncHTTPClientTransport {
+        try fallbackClient.withLock { state in
+            if let made = state.transport { return made }
+            guard !state.isShutDown else {
+                throw FetchError(.cancelled, "the transport was shut down", url: Redactor.redactURLUserinfo(url.absoluteString))
+            }
+            let made = makeFallback()
+            state.transport = made
+            return made
+        }
     }
 
     public func send(
@@ -43,7 +62,7 @@ public final class HTTP1Transport: HTTPTransport {
         // Requests with `tls` settings go to AsyncHTTPClient too, which checks them even on plain
         // http:// (pins refused, an unreadable `ca_file` reported) exactly as over https://.
         guard let target = Self.target(of: request), options.tls == Self.noTLS, proxies.proxy(for: request.url) == nil else {
-            try await fallback.send(request, options: options, onHead: onHead, onChunk: onChunk)
+            try await fallback(url: request.url).send(request, options: options, onHead: onHead, onChunk: onChunk)
             return
         }
         let url = Redactor.redactURLUserinfo(request.url.absoluteString)
