@@ -37,10 +37,11 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         context.fireChannelInactive()
     }
 
-    /// The subject of the client certificate on this connection (an HTTP/2 stream's TLS handler is
-    /// on its parent channel), if one was presented.
+    /// The subject of the client certificate on this connection, if one was presented. An HTTP/1.1
+    /// connection holds its TLS handler; an HTTP/2 stream's is on its parent, the connection (an
+    /// HTTP/1.1 connection's parent is the listening socket).
     private func clientCertificate(_ context: ChannelHandlerContext) -> String? {
-        let connection = context.channel.parent ?? context.channel
+        let connection = context.channel.parent?.parent == nil ? context.channel : context.channel.parent!
         guard let peer = try? connection.pipeline.syncOperations.nioSSL_peerCertificate(),
               let certificate = try? Certificate(derEncoded: peer.toDERBytes()) else { return nil }
         return certificate.subject.description

@@ -1,6 +1,7 @@
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 
 /// One keep-alive HTTP/1.1 connection of `HTTP1Transport`, running one exchange at a time. All of
 /// its state lives on the channel's event loop: the request is written, the head and every body
@@ -19,28 +20,68 @@ final class HTTP1Connection: @unchecked Sendable {
         self.handler = handler
     }
 
-    /// Opens a connection to `key` on `eventLoop`; `onClose` is told once when it closes.
-    static func connect(to key: HTTP1ConnectionPool.Key, on eventLoop: EventLoop, timeout: Duration,
+    /// Opens a connection to `key` on `eventLoop`; `onClose` is told once when it closes. With
+    /// `security` (an `https://` key) the connection is handed over only after its TLS handshake and
+    /// the pin check: a key matching none of the pins closes it before any request byte is written.
+    /// `timeout` covers the TCP connection and the handshake together, as curl's `--connect-timeout`.
+    static func connect(to key: HTTP1ConnectionPool.Key, security: TLSContexts.Security?, on eventLoop: EventLoop, timeout: Duration,
                         onClose: @escaping @Sendable (HTTP1Connection) -> Void) -> EventLoopFuture<HTTP1Connection> {
-        ClientBootstrap(group: eventLoop)
+        let deadline = NIODeadline.now() + .nanoseconds(timeout.inNanoseconds)
+        let handshake = security.map { _ in eventLoop.makePromise(of: Void.self) }
+        let connected = ClientBootstrap(group: eventLoop)
             .connectTimeout(.nanoseconds(timeout.inNanoseconds))
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 do {
-                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                    try channel.pipeline.syncOperations.addHandler(HTTP1ClientHandler())
+                    let pipeline = channel.pipeline.syncOperations
+                    if let security, let handshake {
+                        // SNI and the name check take a host name; for an IP address NIOSSL checks
+                        // the certificate against the address connected to.
+                        let isAddress = (try? SocketAddress(ipAddress: key.host, port: 0)) != nil
+                        try pipeline.addHandler(NIOSSLClientHandler(context: security.context, serverHostname: isAddress ? nil : key.host))
+                        try pipeline.addHandler(TLSHandshakeHandler(handshake: handshake))
+                    }
+                    try pipeline.addHTTPClientHandlers()
+                    try pipeline.addHandler(HTTP1ClientHandler())
                     return channel.eventLoop.makeSucceededVoidFuture()
                 } catch {
                     return channel.eventLoop.makeFailedFuture(error)
                 }
             }
             .connect(host: key.host, port: key.port)
-            .flatMapThrowing { channel in
-                let handler = try channel.pipeline.syncOperations.handler(type: HTTP1ClientHandler.self)
-                let connection = HTTP1Connection(channel: channel, key: key, handler: handler)
-                channel.closeFuture.whenComplete { _ in onClose(connection) }
-                return connection
+        let ready: EventLoopFuture<Channel>
+        if let security, let handshake {
+            connected.whenFailure { handshake.fail($0) }  // no channel: the promise must still end
+            ready = connected.flatMap { channel in
+                let timer = eventLoop.scheduleTask(deadline: deadline) {
+                    handshake.fail(TLSHandshakeTimeout())
+                    channel.close(promise: nil)
+                }
+                return handshake.futureResult.flatMapThrowing { () -> Channel in
+                    timer.cancel()
+                    if let pins = security.pins {
+                        let leaf = try? channel.pipeline.syncOperations.handler(type: NIOSSLHandler.self).peerCertificate
+                        guard let leaf, pins.matches(leaf) else {
+                            channel.close(promise: nil)
+                            throw PinMismatch(presented: leaf.flatMap { try? PublicKeyPins.pin(of: $0) })
+                        }
+                    }
+                    return channel
+                }.flatMapErrorThrowing { error in
+                    timer.cancel()
+                    channel.close(promise: nil)
+                    throw error
+                }
             }
+        } else {
+            ready = connected
+        }
+        return ready.flatMapThrowing { channel in
+            let handler = try channel.pipeline.syncOperations.handler(type: HTTP1ClientHandler.self)
+            let connection = HTTP1Connection(channel: channel, key: key, handler: handler)
+            channel.closeFuture.whenComplete { _ in onClose(connection) }
+            return connection
+        }
     }
 
     /// Sends `head` (and `body`) and delivers the response to the callbacks; `completion` gets the
@@ -71,6 +112,11 @@ struct HTTP1TransportFailure: Error {
     var underlying: Error
     /// The response head had arrived.
     var afterHead: Bool
+}
+
+/// The TLS handshake of a new connection did not finish within the connect timeout.
+struct TLSHandshakeTimeout: Error, CustomStringConvertible {
+    var description: String { "TLS handshake timed out" }
 }
 
 /// The connection closed under an exchange.
@@ -163,6 +209,12 @@ final class HTTP1ClientHandler: ChannelInboundHandler, RemovableChannelHandler, 
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
+        // A server that closes without TLS's close_notify: what was decoded before the close stands
+        // (a body delimited by the close is complete; anything cut short fails when the channel goes).
+        if let ssl = error as? NIOSSLError, case .uncleanShutdown = ssl {
+            context.close(promise: nil)
+            return
+        }
         if let exchange { fail(exchange.id, HTTP1TransportFailure(underlying: error, afterHead: exchange.sawHead)) }
         context.close(promise: nil)
     }

@@ -10,6 +10,9 @@ final class HTTP1ConnectionPool: @unchecked Sendable {
     struct Key: Hashable, Sendable {
         var host: String
         var port: Int
+        /// The `tls` settings of an `https://` connection (connections with different settings are
+        /// never shared); nil for plain `http://`.
+        var tls: TLSOptions?
     }
 
     /// What `lease` hands out: the connection, and whether it served a request before (a reused
@@ -33,6 +36,8 @@ final class HTTP1ConnectionPool: @unchecked Sendable {
 
     private let perHost: Int
     private let connectTimeout: Duration
+    /// The TLS contexts of `https://` keys, made before their first lease.
+    let tlsContexts = TLSContexts()
     private let lock = NIOLock()
     private var hosts: [Key: Host] = [:]  // guarded by lock
     private var isShutdown = false  // guarded by lock
@@ -107,8 +112,15 @@ final class HTTP1ConnectionPool: @unchecked Sendable {
     }
 
     private func open(_ key: Key, on eventLoop: EventLoop, for promise: EventLoopPromise<Lease>) {
-        HTTP1Connection.connect(to: key, on: eventLoop, timeout: connectTimeout) { [weak self] in self?.closed($0) }
-            .whenComplete { [self] result in
+        let connected: EventLoopFuture<HTTP1Connection>
+        if let tls = key.tls, tlsContexts.made(for: tls) == nil {
+            connected = eventLoop.makeFailedFuture(FetchError(.tls, "no TLS context was made for this connection"))
+        } else {
+            connected = HTTP1Connection.connect(to: key, security: key.tls.flatMap(tlsContexts.made(for:)), on: eventLoop, timeout: connectTimeout) {
+                [weak self] in self?.closed($0)
+            }
+        }
+        connected.whenComplete { [self] result in
                 switch result {
                 case .success(let connection):
                     promise.succeed(Lease(connection: connection, reused: false))

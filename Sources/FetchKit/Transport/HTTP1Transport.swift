@@ -3,10 +3,12 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 
-/// FetchKit's own HTTP/1.1 client, written on SwiftNIO's HTTP/1 handlers, for the requests that
-/// need nothing more: plain `http://`, straight to the server (no proxy), with no body or a body
-/// in memory, and no `tls` settings. Everything else — HTTPS, HTTP/2, proxies, streamed bodies — goes to the
-/// AsyncHTTPClient transport it holds.
+/// FetchKit's own HTTP/1.1 client, written on SwiftNIO's HTTP/1 handlers (and NIOSSL for TLS), for
+/// the requests that need nothing more: straight to the server (no proxy), with no body or a body
+/// in memory, over plain `http://` (without `tls` settings, which AsyncHTTPClient checks even there)
+/// or over `https://` when HTTP/1.1 is asked for (`http_version: 1.1`), with every `tls` setting:
+/// trust, pins, client certificates. Everything else — HTTP/2 negotiation, proxies, streamed bodies —
+/// goes to the AsyncHTTPClient transport it holds.
 ///
 /// Why a second client: a batch of small files is bounded by the per-request cost, and for a plain
 /// keep-alive request most of AsyncHTTPClient's (its request state machines, generic over the
@@ -21,6 +23,9 @@ public final class HTTP1Transport: HTTPTransport {
     /// starts an AsyncHTTPClient (whose deinit traps unless it was shut down).
     private let fallbackClient = LockedBox<(transport: AsyncHTTPClientTransport?, isShutDown: Bool)>((nil, false))
     private let makeFallback: @Sendable () -> AsyncHTTPClientTransport
+    /// `https://` is served here only for HTTP/1.1 (ALPN offers nothing else); `auto` may negotiate
+    /// HTTP/2, which AsyncHTTPClient speaks.
+    private let servesHTTPS: Bool
 
     /// The same parameters as `AsyncHTTPClientTransport`'s, which serves the requests this client
     /// leaves to it.
@@ -28,6 +33,7 @@ public final class HTTP1Transport: HTTPTransport {
                 httpVersion: AsyncHTTPClientTransport.HTTPVersion = .auto, proxies: ProxyResolver = .direct) {
         pool = HTTP1ConnectionPool(perHost: perHost, connectTimeout: connectTimeout)
         self.proxies = proxies
+        servesHTTPS = httpVersion == .http1_1
         makeFallback = { AsyncHTTPClientTransport(perHost: perHost, connectTimeout: connectTimeout, httpVersion: httpVersion, proxies: proxies) }
     }
 
@@ -39,6 +45,9 @@ public final class HTTP1Transport: HTTPTransport {
         }
         try await fallback?.shutdown()
     }
+
+    /// Whether a request has gone to AsyncHTTPClient (tests check which client served them).
+    var hasUsedFallback: Bool { fallbackClient.withLock { $0.transport != nil } }
 
     /// The AsyncHTTPClient transport, made now if this is its first request.
     private func fallback(url: URL) throws -> AsyncHTTPClientTransport {
@@ -59,13 +68,19 @@ public final class HTTP1Transport: HTTPTransport {
         onHead: @escaping @Sendable (TransportResponseHead) throws -> Void,
         onChunk: @escaping @Sendable (ByteBuffer) throws -> Void
     ) async throws {
-        // Requests with `tls` settings go to AsyncHTTPClient too, which checks them even on plain
-        // http:// (pins refused, an unreadable `ca_file` reported) exactly as over https://.
-        guard let target = Self.target(of: request), options.tls == Self.noTLS, proxies.proxy(for: request.url) == nil else {
+        guard var target = Self.target(of: request), proxies.proxy(for: request.url) == nil,
+              target.isSecure ? servesHTTPS : options.tls == Self.noTLS else {
+            // Plain http:// with `tls` settings goes to AsyncHTTPClient too, which checks them there
+            // (pins refused, an unreadable `ca_file` reported) exactly as over https://.
             try await fallback(url: request.url).send(request, options: options, onHead: onHead, onChunk: onChunk)
             return
         }
         let url = Redactor.redactURLUserinfo(request.url.absoluteString)
+        if target.isSecure {
+            // The context for these settings, made now if new: a file that can't be used fails here.
+            _ = try pool.tlsContexts.security(for: options.tls, url: url)
+            target.key.tls = options.tls
+        }
         let head = Self.requestHead(request, target: target)
         let body = Self.body(request)
         let eventLoop = MultiThreadedEventLoopGroup.singleton.any()
@@ -81,7 +96,7 @@ public final class HTTP1Transport: HTTPTransport {
                 case .pending(let future): lease = try await future.get()
                 }
             } catch {
-                throw Self.classify(error, url: url, afterHead: false)
+                throw await Self.explained(error, target: target, tls: options.tls, url: url)
             }
             do {
                 let finished = try await exchange(head, body: body, on: lease.connection,
@@ -98,7 +113,7 @@ public final class HTTP1Transport: HTTPTransport {
                     continue
                 }
                 if Task.isCancelled { throw FetchError(.cancelled, "cancelled", url: url) }
-                throw Self.classify(failure.underlying, url: url, afterHead: failure.afterHead)
+                throw await Self.explained(failure, target: target, tls: options.tls, url: url)
             }
         }
     }
@@ -147,15 +162,17 @@ public final class HTTP1Transport: HTTPTransport {
 
     struct Target {
         var key: HTTP1ConnectionPool.Key
+        /// `https://`: the connection speaks TLS (its settings go into `key` once resolved).
+        var isSecure: Bool
         /// The `Host` field: the host, with the port unless it is 80.
         var hostField: String
         /// The request target: path and query, percent-encoded as in the URL.
         var path: String
     }
 
-    /// Where a request goes, when this client can send it: `http://` with a host and no userinfo,
-    /// no body or one in memory. Read from the URL's text in one pass: Foundation's `path` and
-    /// `query` accessors re-parse the URL each, and cost more than the rest of the request head.
+    /// Where a request goes, when this client can send it: `http://` or `https://` with a host and
+    /// no userinfo, no body or one in memory. Read from the URL's text in one pass: Foundation's
+    /// `path` and `query` accessors re-parse the URL each, and cost more than the rest of the head.
     static func target(of request: BuiltRequest) -> Target? {
         switch request.body {
         case .none, .data: break
@@ -163,12 +180,17 @@ public final class HTTP1Transport: HTTPTransport {
         }
         let text = request.url.absoluteString
         let bytes = Array(text.utf8)
-        let scheme = Array("http://".utf8)
-        guard bytes.count > scheme.count else { return nil }
-        for index in scheme.indices where bytes[index] | (index < 4 ? 0x20 : 0) != scheme[index] { return nil }
-        var end = scheme.count
+        // "http", then "s" or not (letters in either case), then "://".
+        guard bytes.count > 7 else { return nil }
+        for (index, letter) in "http".utf8.enumerated() where bytes[index] | 0x20 != letter { return nil }
+        let isSecure = bytes[4] | 0x20 == UInt8(ascii: "s")
+        let separator = isSecure ? 5 : 4
+        guard bytes[separator] == UInt8(ascii: ":"), bytes[separator + 1] == UInt8(ascii: "/"), bytes[separator + 2] == UInt8(ascii: "/") else { return nil }
+        let schemeLength = separator + 3
+        let defaultPort = isSecure ? 443 : 80
+        var end = schemeLength
         while end < bytes.count, bytes[end] != UInt8(ascii: "/"), bytes[end] != UInt8(ascii: "?"), bytes[end] != UInt8(ascii: "#") { end += 1 }
-        let authority = bytes[scheme.count..<end]
+        let authority = bytes[schemeLength..<end]
         // Userinfo (credentials in the URL) goes the long way, as do hosts this scan can't read.
         guard !authority.isEmpty, !authority.contains(UInt8(ascii: "@")) else { return nil }
         var hostBytes = authority
@@ -185,7 +207,7 @@ public final class HTTP1Transport: HTTPTransport {
             hostBytes = authority[..<colon]
             portBytes = authority[(colon + 1)...]
         }
-        var port = 80
+        var port = defaultPort
         if !portBytes.isEmpty {
             guard portBytes.count <= 5, let parsed = Int(String(decoding: portBytes, as: UTF8.self)), parsed > 0, parsed < 65_536 else { return nil }
             port = parsed
@@ -197,7 +219,8 @@ public final class HTTP1Transport: HTTPTransport {
         while pathEnd < bytes.count, bytes[pathEnd] != UInt8(ascii: "#") { pathEnd += 1 }
         var path = String(decoding: bytes[end..<pathEnd], as: UTF8.self)
         if path.isEmpty || path.first == "?" { path = "/" + path }
-        return Target(key: HTTP1ConnectionPool.Key(host: host, port: port), hostField: port == 80 ? bracketed : "\(bracketed):\(port)", path: path)
+        return Target(key: HTTP1ConnectionPool.Key(host: host, port: port), isSecure: isSecure,
+                      hostField: port == defaultPort ? bracketed : "\(bracketed):\(port)", path: path)
     }
 
     /// The request head: the request's own fields, with `Host` and the body's `Content-Length`
@@ -228,6 +251,18 @@ public final class HTTP1Transport: HTTPTransport {
     }
 
     // MARK: - Errors
+
+    /// `error` classified; a certificate the handshake refused is looked at again to say which one
+    /// and why (expired, another host's, an unknown issuer), as AsyncHTTPClient's transport does.
+    static func explained(_ error: Error, target: Target, tls: TLSOptions, url: String) async -> Error {
+        let classified = classify(error, url: url, afterHead: false)
+        let underlying = (error as? HTTP1TransportFailure)?.underlying ?? error
+        guard target.isSecure, AsyncHTTPClientTransport.isCertificateRejection(underlying), var failure = classified as? FetchError else {
+            return classified
+        }
+        failure.message = await CertificateDiagnosis.explain(host: target.key.host, port: target.key.port, tls: tls, fallback: failure.message)
+        return failure
+    }
 
     /// A failure of the connection or the protocol as a `FetchError` with its stable code; what the
     /// session's callbacks threw passes through as it is.

@@ -5,18 +5,38 @@ import Testing
 
 /// HTTPS against the test server's private CA: trust (`ca_file`, both modes), the reasons a
 /// certificate is refused, public-key pins over HTTP/1.1 and HTTP/2, client certificates, and the
-/// HTTP version negotiated.
+/// HTTP version negotiated. Each through both clients: FetchKit's own serves HTTPS over HTTP/1.1
+/// (`http_version: 1.1`), AsyncHTTPClient everything, HTTP/2 included.
 @Suite struct TLSTests {
     static let certificates = Result { try TestCertificates.make() }
 
+    /// A client and the HTTP versions it is told to offer.
+    struct Path: Sendable, CustomTestStringConvertible {
+        var client: Session.HTTPClientKind
+        var version: AsyncHTTPClientTransport.HTTPVersion
+        var testDescription: String { "\(client.rawValue), http_version \(version.rawValue)" }
+    }
+
+    /// Every way an HTTPS request can go: FetchKit's client (HTTP/1.1), AsyncHTTPClient over
+    /// HTTP/1.1, and AsyncHTTPClient negotiating HTTP/2.
+    static let paths = [Path(client: .fetchKit, version: .http1_1), Path(client: .asyncHTTPClient, version: .http1_1),
+                        Path(client: .asyncHTTPClient, version: .auto)]
+
     func withServer(identity: TestCertificates.ServerIdentity = .valid, requireClientCertificate: Bool = false,
-                    httpVersion: AsyncHTTPClientTransport.HTTPVersion = .auto, monitors: [any EventMonitor] = [],
+                    client: Session.HTTPClientKind = .fetchKit, httpVersion: AsyncHTTPClientTransport.HTTPVersion = .auto,
+                    monitors: [any EventMonitor] = [],
                     _ body: (TestServer, Session, TestCertificates) async throws -> Void) async throws {
         let certificates = try Self.certificates.get()
         let server = try await TestServer.start(tls: .init(certificates, identity: identity, requireClientCertificate: requireClientCertificate))
-        let session = Session(configuration: Session.Configuration(httpVersion: httpVersion), eventMonitors: monitors)
+        var configuration = Session.Configuration(httpVersion: httpVersion)
+        configuration.client = client
+        let session = Session(configuration: configuration, eventMonitors: monitors)
         var failure: Error?
         do { try await body(server, session, certificates) } catch { failure = error }
+        if client == .fetchKit, httpVersion == .http1_1 {
+            // Served by FetchKit's own client over TLS, not handed to AsyncHTTPClient.
+            #expect((session.transport as? HTTP1Transport)?.hasUsedFallback == false)
+        }
         try await session.shutdown()
         try await server.shutdown()
         if let failure { throw failure }
@@ -31,8 +51,9 @@ import Testing
         }
     }
 
-    @Test func aPrivateCAIsUnknownWithoutCAFileAndTheMessageSaysWhich() async throws {
-        try await withServer { server, session, _ in
+    @Test(arguments: paths)
+    func aPrivateCAIsUnknownWithoutCAFileAndTheMessageSaysWhich(path: Path) async throws {
+        try await withServer(client: path.client, httpVersion: path.version) { server, session, _ in
             let error = await fetchError { _ = try await session.data(server.baseURL + "/echo") }
             #expect(error?.code == .tls)
             let message = error?.message ?? ""
@@ -43,21 +64,22 @@ import Testing
         }
     }
 
-    @Test(arguments: [TLSOptions.CAMode.add, .replace])
-    func caFileTrustsThePrivateCA(mode: TLSOptions.CAMode) async throws {
+    @Test(arguments: [TLSOptions.CAMode.add, .replace], paths)
+    func caFileTrustsThePrivateCA(mode: TLSOptions.CAMode, path: Path) async throws {
         let recorder = VersionRecorder()
-        try await withServer(monitors: [recorder]) { server, session, certificates in
+        try await withServer(client: path.client, httpVersion: path.version, monitors: [recorder]) { server, session, certificates in
             let options = RequestOptions(tls: TLSOptions(caFile: certificates.caFile, caMode: mode))
             let response = try await session.data(server.baseURL + "/echo", options: options)
             #expect(response.response.head.status == 200)
-            // HTTP/2 negotiated by ALPN, as the server saw it and as request.finished reports it.
-            #expect(server.state.requests.map(\.httpVersion) == ["HTTP/2"])
-            #expect(recorder.versions == ["2"])
+            // HTTP/2 negotiated by ALPN where offered, as the server saw it and as request.finished reports it.
+            #expect(server.state.requests.map(\.httpVersion) == [path.version == .auto ? "HTTP/2" : "HTTP/1.1"])
+            #expect(recorder.versions == [path.version == .auto ? "2" : "1.1"])
         }
     }
 
-    @Test func anExpiredCertificateIsRefusedAndTheMessageSaysWhen() async throws {
-        try await withServer(identity: .expired) { server, session, certificates in
+    @Test(arguments: paths)
+    func anExpiredCertificateIsRefusedAndTheMessageSaysWhen(path: Path) async throws {
+        try await withServer(identity: .expired, client: path.client, httpVersion: path.version) { server, session, certificates in
             let options = RequestOptions(tls: TLSOptions(caFile: certificates.caFile))
             let error = await fetchError { _ = try await session.data(server.baseURL + "/echo", options: options) }
             #expect(error?.code == .tls)
@@ -66,8 +88,9 @@ import Testing
         }
     }
 
-    @Test func anotherHostsCertificateIsRefusedAndTheMessageSaysForWhom() async throws {
-        try await withServer(identity: .wrongHost) { server, session, certificates in
+    @Test(arguments: paths)
+    func anotherHostsCertificateIsRefusedAndTheMessageSaysForWhom(path: Path) async throws {
+        try await withServer(identity: .wrongHost, client: path.client, httpVersion: path.version) { server, session, certificates in
             let options = RequestOptions(tls: TLSOptions(caFile: certificates.caFile))
             let error = await fetchError { _ = try await session.data(server.baseURL + "/echo", options: options) }
             #expect(error?.code == .tls)
@@ -88,22 +111,22 @@ import Testing
     }
 
     /// Pins in both spellings, over both protocols: the matching key is accepted.
-    @Test(arguments: [AsyncHTTPClientTransport.HTTPVersion.auto, .http1_1], [false, true])
-    func aPinnedKeyIsAccepted(version: AsyncHTTPClientTransport.HTTPVersion, curlStyle: Bool) async throws {
-        try await withServer(httpVersion: version) { server, session, certificates in
+    @Test(arguments: paths, [false, true])
+    func aPinnedKeyIsAccepted(path: Path, curlStyle: Bool) async throws {
+        try await withServer(client: path.client, httpVersion: path.version) { server, session, certificates in
             let pin = curlStyle ? certificates.serverPinCurlStyle : certificates.serverPin
             let options = RequestOptions(tls: TLSOptions(caFile: certificates.caFile, pins: [pin]))
             let response = try await session.data(server.baseURL + "/echo", options: options)
             #expect(response.response.head.status == 200)
-            #expect(server.state.requests.map(\.httpVersion) == [version == .auto ? "HTTP/2" : "HTTP/1.1"])
+            #expect(server.state.requests.map(\.httpVersion) == [path.version == .auto ? "HTTP/2" : "HTTP/1.1"])
         }
     }
 
     /// Another key: refused after the handshake, before a request byte; never retried.
-    @Test(arguments: [AsyncHTTPClientTransport.HTTPVersion.auto, .http1_1])
-    func aKeyMatchingNoPinIsRefusedBeforeAnyRequest(version: AsyncHTTPClientTransport.HTTPVersion) async throws {
+    @Test(arguments: paths)
+    func aKeyMatchingNoPinIsRefusedBeforeAnyRequest(path: Path) async throws {
         let recorder = EventRecorder()
-        try await withServer(httpVersion: version, monitors: [recorder]) { server, session, certificates in
+        try await withServer(client: path.client, httpVersion: path.version, monitors: [recorder]) { server, session, certificates in
             let other = PublicKeyPins.pin(spki: Array("not the server's key".utf8))
             let options = RequestOptions(tls: TLSOptions(caFile: certificates.caFile, pins: [other]), retryPolicy: .fast(limit: 3))
             let error = await fetchError { _ = try await session.data(server.baseURL + "/echo", options: options) }
@@ -115,8 +138,9 @@ import Testing
         }
     }
 
-    @Test func aServerThatRequiresAClientCertificateRefusesAnAnonymousClient() async throws {
-        try await withServer(requireClientCertificate: true) { server, session, certificates in
+    @Test(arguments: paths)
+    func aServerThatRequiresAClientCertificateRefusesAnAnonymousClient(path: Path) async throws {
+        try await withServer(requireClientCertificate: true, client: path.client, httpVersion: path.version) { server, session, certificates in
             let options = RequestOptions(tls: TLSOptions(caFile: certificates.caFile), retryPolicy: nil)
             let error = await fetchError { _ = try await session.data(server.baseURL + "/echo", options: options) }
             #expect(error?.code == .tls)
@@ -125,8 +149,9 @@ import Testing
         }
     }
 
-    @Test func aClientCertificateIsPresented() async throws {
-        try await withServer(requireClientCertificate: true) { server, session, certificates in
+    @Test(arguments: paths)
+    func aClientCertificateIsPresented(path: Path) async throws {
+        try await withServer(requireClientCertificate: true, client: path.client, httpVersion: path.version) { server, session, certificates in
             let options = RequestOptions(tls: TLSOptions(caFile: certificates.caFile, clientCert: certificates.clientCertFile,
                                                          clientKey: certificates.clientKeyFile))
             let response = try await session.data(server.baseURL + "/echo", options: options)
@@ -137,8 +162,9 @@ import Testing
 
     /// An encrypted key (PKCS#8, AES-256, made by the openssl command line) with its passphrase; a
     /// wrong passphrase fails with a message that never shows it.
-    @Test func anEncryptedClientKeyNeedsItsPassphrase() async throws {
-        try await withServer(requireClientCertificate: true) { server, session, certificates in
+    @Test(arguments: paths)
+    func anEncryptedClientKeyNeedsItsPassphrase(path: Path) async throws {
+        try await withServer(requireClientCertificate: true, client: path.client, httpVersion: path.version) { server, session, certificates in
             let encrypted = try await certificates.encryptedClientKey(passphrase: "correct-horse-7")
             func options(_ passphrase: String?) -> RequestOptions {
                 RequestOptions(tls: TLSOptions(caFile: certificates.caFile, clientCert: certificates.clientCertFile, clientKey: encrypted,
@@ -171,9 +197,10 @@ import Testing
         }
     }
 
-    @Test func http1_1IsUsedWhenAskedFor() async throws {
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func http1_1IsUsedWhenAskedFor(client: Session.HTTPClientKind) async throws {
         let recorder = VersionRecorder()
-        try await withServer(httpVersion: .http1_1, monitors: [recorder]) { server, session, certificates in
+        try await withServer(client: client, httpVersion: .http1_1, monitors: [recorder]) { server, session, certificates in
             let options = RequestOptions(tls: TLSOptions(caFile: certificates.caFile))
             _ = try await session.data(server.baseURL + "/echo", options: options)
             #expect(server.state.requests.map(\.httpVersion) == ["HTTP/1.1"])

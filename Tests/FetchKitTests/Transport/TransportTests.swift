@@ -193,7 +193,7 @@ import Testing
         }
     }
 
-    @Test func plainHTTPGoesThroughFetchKitsClientAndTheRestToAsyncHTTPClient() async throws {
+    @Test func theRequestTargetIsReadFromTheURLsText() async throws {
         let plain = BuiltRequest(url: URL(string: "http://127.0.0.1:8080/x?y=1")!)
         let target = try #require(HTTP1Transport.target(of: plain))
         #expect(target.key == HTTP1ConnectionPool.Key(host: "127.0.0.1", port: 8080))
@@ -201,7 +201,14 @@ import Testing
         #expect(target.path == "/x?y=1")
         #expect(HTTP1Transport.target(of: BuiltRequest(url: URL(string: "http://example.org")!))?.path == "/")
         #expect(HTTP1Transport.target(of: BuiltRequest(url: URL(string: "http://example.org")!))?.hostField == "example.org")
-        #expect(HTTP1Transport.target(of: BuiltRequest(url: URL(string: "https://127.0.0.1:8443/")!)) == nil)
+        #expect(target.isSecure == false)
+        let secure = try #require(HTTP1Transport.target(of: BuiltRequest(url: URL(string: "https://127.0.0.1:8443/")!)))
+        #expect(secure.isSecure && secure.key == HTTP1ConnectionPool.Key(host: "127.0.0.1", port: 8443) && secure.hostField == "127.0.0.1:8443")
+        let defaultPort = try #require(HTTP1Transport.target(of: BuiltRequest(url: URL(string: "HTTPS://Example.org/a?b")!)))
+        #expect(defaultPort.isSecure && defaultPort.key.port == 443 && defaultPort.hostField == "Example.org" && defaultPort.path == "/a?b")
+        for other in ["httpx://h/", "ftp://h/", "http:/h/", "https:/h", "http://", "https://:443/"] {
+            #expect(HTTP1Transport.target(of: BuiltRequest(url: URL(string: other)!)) == nil, "\(other)")
+        }
         #expect(HTTP1Transport.target(of: BuiltRequest(url: URL(string: "http://user:pw@example.org/")!)) == nil)
         #expect(HTTP1Transport.target(of: BuiltRequest(url: URL(string: "HTTP://Example.org:80?q=a%20b#frag")!))?.path == "/?q=a%20b")
         #expect(HTTP1Transport.target(of: BuiltRequest(url: URL(string: "HTTP://Example.org:80?q=a%20b#frag")!))?.hostField == "Example.org")
