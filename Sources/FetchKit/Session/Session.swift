@@ -48,7 +48,7 @@ public final class Session: Sendable {
 
     /// The HTTP client behind a session's own transport.
     public enum HTTPClientKind: String, Sendable, CaseIterable {
-        /// `HTTP1Transport`: FetchKit's own HTTP/1.1 client for plain `http://` requests, and
+        /// `NIOTransport`: FetchKit's own HTTP/1.1 client for plain `http://` requests, and
         /// AsyncHTTPClient for the rest (HTTPS, HTTP/2, proxies, streamed bodies).
         case fetchKit = "fetchkit"
         /// `AsyncHTTPClientTransport` for every request.
@@ -85,7 +85,7 @@ public final class Session: Sendable {
         case (let given?, _):
             self.transport = given
         case (nil, .fetchKit):
-            self.transport = HTTP1Transport(perHost: configuration.perHost, connectTimeout: configuration.connectTimeout,
+            self.transport = NIOTransport(perHost: configuration.perHost, connectTimeout: configuration.connectTimeout,
                                             httpVersion: configuration.httpVersion, proxies: configuration.proxies)
         case (nil, .asyncHTTPClient):
             self.transport = AsyncHTTPClientTransport(perHost: configuration.perHost, connectTimeout: configuration.connectTimeout,

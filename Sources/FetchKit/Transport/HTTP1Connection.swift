@@ -1,87 +1,22 @@
 import NIOCore
 import NIOHTTP1
-import NIOPosix
 import NIOSSL
 
-/// One keep-alive HTTP/1.1 connection of `HTTP1Transport`, running one exchange at a time. All of
+/// One keep-alive HTTP/1.1 connection of `NIOTransport`, running one exchange at a time. All of
 /// its state lives on the channel's event loop: the request is written, the head and every body
 /// chunk go straight to the session's callbacks as they are decoded, and the exchange's deadlines
 /// are checked by a timer on the same loop. Nothing crosses a thread until the exchange ends.
-final class HTTP1Connection: @unchecked Sendable {
+final class HTTP1Connection: PooledConnection, @unchecked Sendable {
     let channel: Channel
-    let key: HTTP1ConnectionPool.Key
-    fileprivate let handler: HTTP1ClientHandler
+    let key: ConnectionPool.Key
+    private let handler: ExchangeHandler
 
-    var eventLoop: EventLoop { channel.eventLoop }
+    var isMultiplexed: Bool { false }
 
-    fileprivate init(channel: Channel, key: HTTP1ConnectionPool.Key, handler: HTTP1ClientHandler) {
+    init(channel: Channel, key: ConnectionPool.Key, handler: ExchangeHandler) {
         self.channel = channel
         self.key = key
         self.handler = handler
-    }
-
-    /// Opens a connection to `key` on `eventLoop`; `onClose` is told once when it closes. With
-    /// `security` (an `https://` key) the connection is handed over only after its TLS handshake and
-    /// the pin check: a key matching none of the pins closes it before any request byte is written.
-    /// `timeout` covers the TCP connection and the handshake together, as curl's `--connect-timeout`.
-    static func connect(to key: HTTP1ConnectionPool.Key, security: TLSContexts.Security?, on eventLoop: EventLoop, timeout: Duration,
-                        onClose: @escaping @Sendable (HTTP1Connection) -> Void) -> EventLoopFuture<HTTP1Connection> {
-        let deadline = NIODeadline.now() + .nanoseconds(timeout.inNanoseconds)
-        let handshake = security.map { _ in eventLoop.makePromise(of: Void.self) }
-        let connected = ClientBootstrap(group: eventLoop)
-            .connectTimeout(.nanoseconds(timeout.inNanoseconds))
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
-            .channelInitializer { channel in
-                do {
-                    let pipeline = channel.pipeline.syncOperations
-                    if let security, let handshake {
-                        // SNI and the name check take a host name; for an IP address NIOSSL checks
-                        // the certificate against the address connected to.
-                        let isAddress = (try? SocketAddress(ipAddress: key.host, port: 0)) != nil
-                        try pipeline.addHandler(NIOSSLClientHandler(context: security.context, serverHostname: isAddress ? nil : key.host))
-                        try pipeline.addHandler(TLSHandshakeHandler(handshake: handshake))
-                    }
-                    try pipeline.addHTTPClientHandlers()
-                    try pipeline.addHandler(HTTP1ClientHandler())
-                    return channel.eventLoop.makeSucceededVoidFuture()
-                } catch {
-                    return channel.eventLoop.makeFailedFuture(error)
-                }
-            }
-            .connect(host: key.host, port: key.port)
-        let ready: EventLoopFuture<Channel>
-        if let security, let handshake {
-            connected.whenFailure { handshake.fail($0) }  // no channel: the promise must still end
-            ready = connected.flatMap { channel in
-                let timer = eventLoop.scheduleTask(deadline: deadline) {
-                    handshake.fail(TLSHandshakeTimeout())
-                    channel.close(promise: nil)
-                }
-                return handshake.futureResult.flatMapThrowing { () -> Channel in
-                    timer.cancel()
-                    if let pins = security.pins {
-                        let leaf = try? channel.pipeline.syncOperations.handler(type: NIOSSLHandler.self).peerCertificate
-                        guard let leaf, pins.matches(leaf) else {
-                            channel.close(promise: nil)
-                            throw PinMismatch(presented: leaf.flatMap { try? PublicKeyPins.pin(of: $0) })
-                        }
-                    }
-                    return channel
-                }.flatMapErrorThrowing { error in
-                    timer.cancel()
-                    channel.close(promise: nil)
-                    throw error
-                }
-            }
-        } else {
-            ready = connected
-        }
-        return ready.flatMapThrowing { channel in
-            let handler = try channel.pipeline.syncOperations.handler(type: HTTP1ClientHandler.self)
-            let connection = HTTP1Connection(channel: channel, key: key, handler: handler)
-            channel.closeFuture.whenComplete { _ in onClose(connection) }
-            return connection
-        }
     }
 
     /// Sends `head` (and `body`) and delivers the response to the callbacks; `completion` gets the
@@ -90,8 +25,8 @@ final class HTTP1Connection: @unchecked Sendable {
     func execute(_ head: HTTPRequestHead, body: ByteBuffer?, deadlines: ExchangeDeadlines,
                  onHead: @escaping @Sendable (TransportResponseHead) throws -> Void,
                  onChunk: @escaping @Sendable (ByteBuffer) throws -> Void,
-                 completion: @escaping @Sendable (Result<HTTP1ClientHandler.Finished, Error>) -> Void) -> UInt64 {
-        handler.start(head, body: body, exchange: HTTP1ClientHandler.Exchange(deadlines: deadlines, onHead: onHead, onChunk: onChunk,
+                 completion: @escaping @Sendable (Result<ExchangeHandler.Finished, Error>) -> Void) -> UInt64 {
+        handler.start(head, body: body, exchange: ExchangeHandler.Exchange(deadlines: deadlines, onHead: onHead, onChunk: onChunk,
                                                                               completion: completion))
     }
 
@@ -107,26 +42,22 @@ final class HTTP1Connection: @unchecked Sendable {
 }
 
 /// A transport failure, as opposed to an error the session's callbacks threw: classified by
-/// `HTTP1Transport` into a `FetchError`.
-struct HTTP1TransportFailure: Error {
+/// `NIOTransport` into a `FetchError`.
+struct TransportFailure: Error {
     var underlying: Error
     /// The response head had arrived.
     var afterHead: Bool
 }
 
-/// The TLS handshake of a new connection did not finish within the connect timeout.
-struct TLSHandshakeTimeout: Error, CustomStringConvertible {
-    var description: String { "TLS handshake timed out" }
-}
-
 /// The connection closed under an exchange.
-struct HTTP1ConnectionClosed: Error, CustomStringConvertible {
+struct ConnectionClosed: Error, CustomStringConvertible {
     var description: String { "the connection was closed" }
 }
 
-/// The channel handler behind `HTTP1Connection`: NIO's HTTP/1 encoder and decoder sit before it.
-/// Unchecked: every member is touched only on the channel's event loop.
-final class HTTP1ClientHandler: ChannelInboundHandler, RemovableChannelHandler, @unchecked Sendable {
+/// Runs one exchange after another on a channel that speaks HTTP/1-style parts: an HTTP/1.1
+/// connection (NIO's HTTP/1 encoder and decoder sit before it), or one HTTP/2 stream (behind
+/// NIOHTTP2's HTTP/1 codec). Unchecked: every member is touched only on the channel's event loop.
+final class ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler, @unchecked Sendable {
     typealias InboundIn = HTTPClientResponsePart
     typealias OutboundOut = HTTPClientRequestPart
 
@@ -156,16 +87,18 @@ final class HTTP1ClientHandler: ChannelInboundHandler, RemovableChannelHandler, 
     private var context: ChannelHandlerContext?
     private var exchange: Exchange?
     private var lastID: UInt64 = 0
+    /// The id `start` gives the first exchange (an HTTP/2 stream's handler runs only that one).
+    static let firstID: UInt64 = 1
 
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
     func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
 
-    fileprivate func start(_ head: HTTPRequestHead, body: ByteBuffer?, exchange: Exchange) -> UInt64 {
+    func start(_ head: HTTPRequestHead, body: ByteBuffer?, exchange: Exchange) -> UInt64 {
         lastID &+= 1
         var exchange = exchange
         exchange.id = lastID
         guard let context, context.channel.isActive, self.exchange == nil else {
-            exchange.completion(.failure(HTTP1TransportFailure(underlying: HTTP1ConnectionClosed(), afterHead: false)))
+            exchange.completion(.failure(TransportFailure(underlying: ConnectionClosed(), afterHead: false)))
             return exchange.id
         }
         self.exchange = exchange
@@ -173,7 +106,7 @@ final class HTTP1ClientHandler: ChannelInboundHandler, RemovableChannelHandler, 
         if let body { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
         let id = exchange.id
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenFailure { [self] error in
-            fail(id, HTTP1TransportFailure(underlying: error, afterHead: false))
+            fail(id, TransportFailure(underlying: error, afterHead: false))
         }
         arm(after: exchange.deadlines.untilNextCheck(last: exchange.lastProgress, now: .now()))
         return id
@@ -204,7 +137,7 @@ final class HTTP1ClientHandler: ChannelInboundHandler, RemovableChannelHandler, 
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        if let exchange { fail(exchange.id, HTTP1TransportFailure(underlying: HTTP1ConnectionClosed(), afterHead: exchange.sawHead)) }
+        if let exchange { fail(exchange.id, TransportFailure(underlying: ConnectionClosed(), afterHead: exchange.sawHead)) }
         context.fireChannelInactive()
     }
 
@@ -215,11 +148,11 @@ final class HTTP1ClientHandler: ChannelInboundHandler, RemovableChannelHandler, 
             context.close(promise: nil)
             return
         }
-        if let exchange { fail(exchange.id, HTTP1TransportFailure(underlying: error, afterHead: exchange.sawHead)) }
+        if let exchange { fail(exchange.id, TransportFailure(underlying: error, afterHead: exchange.sawHead)) }
         context.close(promise: nil)
     }
 
-    fileprivate func cancel(_ id: UInt64, with error: Error) {
+    func cancel(_ id: UInt64, with error: Error) {
         fail(id, error)
     }
 

@@ -5,8 +5,7 @@ import Testing
 
 /// HTTPS against the test server's private CA: trust (`ca_file`, both modes), the reasons a
 /// certificate is refused, public-key pins over HTTP/1.1 and HTTP/2, client certificates, and the
-/// HTTP version negotiated. Each through both clients: FetchKit's own serves HTTPS over HTTP/1.1
-/// (`http_version: 1.1`), AsyncHTTPClient everything, HTTP/2 included.
+/// HTTP version negotiated. Each through both clients, over HTTP/2 (negotiated by ALPN) and HTTP/1.1.
 @Suite struct TLSTests {
     static let certificates = Result { try TestCertificates.make() }
 
@@ -17,10 +16,10 @@ import Testing
         var testDescription: String { "\(client.rawValue), http_version \(version.rawValue)" }
     }
 
-    /// Every way an HTTPS request can go: FetchKit's client (HTTP/1.1), AsyncHTTPClient over
-    /// HTTP/1.1, and AsyncHTTPClient negotiating HTTP/2.
-    static let paths = [Path(client: .fetchKit, version: .http1_1), Path(client: .asyncHTTPClient, version: .http1_1),
-                        Path(client: .asyncHTTPClient, version: .auto)]
+    /// Every way an HTTPS request can go: either client, negotiating HTTP/2 or held to HTTP/1.1.
+    static let paths = Session.HTTPClientKind.allCases.flatMap { client in
+        AsyncHTTPClientTransport.HTTPVersion.allCases.map { Path(client: client, version: $0) }
+    }
 
     func withServer(identity: TestCertificates.ServerIdentity = .valid, requireClientCertificate: Bool = false,
                     client: Session.HTTPClientKind = .fetchKit, httpVersion: AsyncHTTPClientTransport.HTTPVersion = .auto,
@@ -33,9 +32,9 @@ import Testing
         let session = Session(configuration: configuration, eventMonitors: monitors)
         var failure: Error?
         do { try await body(server, session, certificates) } catch { failure = error }
-        if client == .fetchKit, httpVersion == .http1_1 {
+        if client == .fetchKit {
             // Served by FetchKit's own client over TLS, not handed to AsyncHTTPClient.
-            #expect((session.transport as? HTTP1Transport)?.hasUsedFallback == false)
+            #expect((session.transport as? NIOTransport)?.hasUsedFallback == false)
         }
         try await session.shutdown()
         try await server.shutdown()
@@ -184,8 +183,9 @@ import Testing
     }
 
     /// HTTP/2 multiplexes a host's requests on one connection: 40 requests, one TLS handshake.
-    @Test func http2SharesOneConnection() async throws {
-        try await withServer { server, session, certificates in
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func http2SharesOneConnection(client: Session.HTTPClientKind) async throws {
+        try await withServer(client: client) { server, session, certificates in
             let options = RequestOptions(tls: TLSOptions(caFile: certificates.caFile))
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for i in 0..<40 { group.addTask { _ = try await session.data(server.baseURL + "/delay/20?i=\(i)", options: options) } }

@@ -31,7 +31,7 @@ import Testing
 
     static func transport(_ client: Session.HTTPClientKind, perHost: Int = 4) -> any HTTPTransport {
         switch client {
-        case .fetchKit: HTTP1Transport(perHost: perHost)
+        case .fetchKit: NIOTransport(perHost: perHost)
         case .asyncHTTPClient: AsyncHTTPClientTransport(perHost: perHost)
         }
     }
@@ -195,29 +195,29 @@ import Testing
 
     @Test func theRequestTargetIsReadFromTheURLsText() async throws {
         let plain = BuiltRequest(url: URL(string: "http://127.0.0.1:8080/x?y=1")!)
-        let target = try #require(HTTP1Transport.target(of: plain))
-        #expect(target.key == HTTP1ConnectionPool.Key(host: "127.0.0.1", port: 8080))
+        let target = try #require(NIOTransport.target(of: plain))
+        #expect(target.key == ConnectionPool.Key(host: "127.0.0.1", port: 8080))
         #expect(target.hostField == "127.0.0.1:8080")
         #expect(target.path == "/x?y=1")
-        #expect(HTTP1Transport.target(of: BuiltRequest(url: URL(string: "http://example.org")!))?.path == "/")
-        #expect(HTTP1Transport.target(of: BuiltRequest(url: URL(string: "http://example.org")!))?.hostField == "example.org")
+        #expect(NIOTransport.target(of: BuiltRequest(url: URL(string: "http://example.org")!))?.path == "/")
+        #expect(NIOTransport.target(of: BuiltRequest(url: URL(string: "http://example.org")!))?.hostField == "example.org")
         #expect(target.isSecure == false)
-        let secure = try #require(HTTP1Transport.target(of: BuiltRequest(url: URL(string: "https://127.0.0.1:8443/")!)))
-        #expect(secure.isSecure && secure.key == HTTP1ConnectionPool.Key(host: "127.0.0.1", port: 8443) && secure.hostField == "127.0.0.1:8443")
-        let defaultPort = try #require(HTTP1Transport.target(of: BuiltRequest(url: URL(string: "HTTPS://Example.org/a?b")!)))
+        let secure = try #require(NIOTransport.target(of: BuiltRequest(url: URL(string: "https://127.0.0.1:8443/")!)))
+        #expect(secure.isSecure && secure.key == ConnectionPool.Key(host: "127.0.0.1", port: 8443) && secure.hostField == "127.0.0.1:8443")
+        let defaultPort = try #require(NIOTransport.target(of: BuiltRequest(url: URL(string: "HTTPS://Example.org/a?b")!)))
         #expect(defaultPort.isSecure && defaultPort.key.port == 443 && defaultPort.hostField == "Example.org" && defaultPort.path == "/a?b")
         for other in ["httpx://h/", "ftp://h/", "http:/h/", "https:/h", "http://", "https://:443/"] {
-            #expect(HTTP1Transport.target(of: BuiltRequest(url: URL(string: other)!)) == nil, "\(other)")
+            #expect(NIOTransport.target(of: BuiltRequest(url: URL(string: other)!)) == nil, "\(other)")
         }
-        #expect(HTTP1Transport.target(of: BuiltRequest(url: URL(string: "http://user:pw@example.org/")!)) == nil)
-        #expect(HTTP1Transport.target(of: BuiltRequest(url: URL(string: "HTTP://Example.org:80?q=a%20b#frag")!))?.path == "/?q=a%20b")
-        #expect(HTTP1Transport.target(of: BuiltRequest(url: URL(string: "HTTP://Example.org:80?q=a%20b#frag")!))?.hostField == "Example.org")
-        let v6 = try #require(HTTP1Transport.target(of: BuiltRequest(url: URL(string: "http://[::1]:8081/a/b%2Fc")!)))
-        #expect(v6.key == HTTP1ConnectionPool.Key(host: "::1", port: 8081))
+        #expect(NIOTransport.target(of: BuiltRequest(url: URL(string: "http://user:pw@example.org/")!)) == nil)
+        #expect(NIOTransport.target(of: BuiltRequest(url: URL(string: "HTTP://Example.org:80?q=a%20b#frag")!))?.path == "/?q=a%20b")
+        #expect(NIOTransport.target(of: BuiltRequest(url: URL(string: "HTTP://Example.org:80?q=a%20b#frag")!))?.hostField == "Example.org")
+        let v6 = try #require(NIOTransport.target(of: BuiltRequest(url: URL(string: "http://[::1]:8081/a/b%2Fc")!)))
+        #expect(v6.key == ConnectionPool.Key(host: "::1", port: 8081))
         #expect(v6.hostField == "[::1]:8081")
         #expect(v6.path == "/a/b%2Fc")
-        #expect(HTTP1Transport.target(of: BuiltRequest(method: .post, url: URL(string: "http://h/")!, body: .file(path: "/tmp/x"))) == nil)
-        let head = HTTP1Transport.requestHead(BuiltRequest(method: .post, url: plain.url, headers: HTTPHeaders([("X-A", "1")]),
+        #expect(NIOTransport.target(of: BuiltRequest(method: .post, url: URL(string: "http://h/")!, body: .file(path: "/tmp/x"))) == nil)
+        let head = NIOTransport.requestHead(BuiltRequest(method: .post, url: plain.url, headers: HTTPHeaders([("X-A", "1")]),
                                                            body: .data(Data("abc".utf8))), target: target)
         #expect(head.uri == "/x?y=1")
         #expect(head.headers.map { [$0.name, $0.value] } == [["X-A", "1"], ["Host", "127.0.0.1:8080"], ["Content-Length", "3"]])

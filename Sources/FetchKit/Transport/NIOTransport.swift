@@ -3,37 +3,34 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 
-/// FetchKit's own HTTP/1.1 client, written on SwiftNIO's HTTP/1 handlers (and NIOSSL for TLS), for
-/// the requests that need nothing more: straight to the server (no proxy), with no body or a body
-/// in memory, over plain `http://` (without `tls` settings, which AsyncHTTPClient checks even there)
-/// or over `https://` when HTTP/1.1 is asked for (`http_version: 1.1`), with every `tls` setting:
-/// trust, pins, client certificates. Everything else — HTTP/2 negotiation, proxies, streamed bodies —
-/// goes to the AsyncHTTPClient transport it holds.
+/// FetchKit's own HTTP client, written on SwiftNIO's HTTP/1 and HTTP/2 handlers and NIOSSL, for the
+/// requests that need nothing more than a direct connection: no proxy, no body or a body in memory.
+/// Plain `http://` (without `tls` settings, which AsyncHTTPClient checks and refuses there) speaks
+/// HTTP/1.1; `https://` negotiates HTTP/2 or HTTP/1.1 by ALPN (HTTP/1.1 only with `http_version:
+/// 1.1`), with every `tls` setting: trust, pins, client certificates. Everything else — proxies,
+/// bodies streamed from files — goes to the AsyncHTTPClient transport it holds.
 ///
 /// Why a second client: a batch of small files is bounded by the per-request cost, and for a plain
 /// keep-alive request most of AsyncHTTPClient's (its request state machines, generic over the
 /// delegate and so instantiated at run time, its pool manager, the hops between them) buys nothing.
-/// Here a request is a lease from `HTTP1ConnectionPool`, one write, and the decoded head and chunks
-/// handed to the session's callbacks on the connection's event loop; the task waiting for it is
-/// resumed once, when the response ends. Both transports run every Session behaviour test.
-public final class HTTP1Transport: HTTPTransport {
-    private let pool: HTTP1ConnectionPool
+/// Here a request is a lease from `ConnectionPool`, one write (or one HTTP/2 stream), and the
+/// decoded head and chunks handed to the session's callbacks on the connection's event loop; the
+/// task waiting for it is resumed once, when the response ends. Both transports run every Session
+/// behaviour test.
+public final class NIOTransport: HTTPTransport {
+    private let pool: ConnectionPool
     private let proxies: ProxyResolver
     /// Sends what this client doesn't; made on first use, so a batch of plain requests never
     /// starts an AsyncHTTPClient (whose deinit traps unless it was shut down).
     private let fallbackClient = LockedBox<(transport: AsyncHTTPClientTransport?, isShutDown: Bool)>((nil, false))
     private let makeFallback: @Sendable () -> AsyncHTTPClientTransport
-    /// `https://` is served here only for HTTP/1.1 (ALPN offers nothing else); `auto` may negotiate
-    /// HTTP/2, which AsyncHTTPClient speaks.
-    private let servesHTTPS: Bool
 
     /// The same parameters as `AsyncHTTPClientTransport`'s, which serves the requests this client
     /// leaves to it.
     public init(perHost: Int = 4, connectTimeout: Duration = TransportTimeouts.defaults.connect,
                 httpVersion: AsyncHTTPClientTransport.HTTPVersion = .auto, proxies: ProxyResolver = .direct) {
-        pool = HTTP1ConnectionPool(perHost: perHost, connectTimeout: connectTimeout)
+        pool = ConnectionPool(perHost: perHost, connectTimeout: connectTimeout, offersHTTP2: httpVersion == .auto)
         self.proxies = proxies
-        servesHTTPS = httpVersion == .http1_1
         makeFallback = { AsyncHTTPClientTransport(perHost: perHost, connectTimeout: connectTimeout, httpVersion: httpVersion, proxies: proxies) }
     }
 
@@ -69,7 +66,7 @@ public final class HTTP1Transport: HTTPTransport {
         onChunk: @escaping @Sendable (ByteBuffer) throws -> Void
     ) async throws {
         guard var target = Self.target(of: request), proxies.proxy(for: request.url) == nil,
-              target.isSecure ? servesHTTPS : options.tls == Self.noTLS else {
+              target.isSecure || options.tls == Self.noTLS else {
             // Plain http:// with `tls` settings goes to AsyncHTTPClient too, which checks them there
             // (pins refused, an unreadable `ca_file` reported) exactly as over https://.
             try await fallback(url: request.url).send(request, options: options, onHead: onHead, onChunk: onChunk)
@@ -89,7 +86,7 @@ public final class HTTP1Transport: HTTPTransport {
         // browsers do).
         var retriedClosed = false
         while true {
-            let lease: HTTP1ConnectionPool.Lease
+            let lease: ConnectionPool.Lease
             do {
                 switch pool.lease(target.key, on: eventLoop) {
                 case .ready(let ready): lease = ready
@@ -106,8 +103,8 @@ public final class HTTP1Transport: HTTPTransport {
                     throw FetchError(.truncated, "the body ended after \(finished.received) of \(expected) bytes", url: url, status: finished.status)
                 }
                 return
-            } catch let failure as HTTP1TransportFailure {
-                if lease.reused, !failure.afterHead, failure.underlying is HTTP1ConnectionClosed || AsyncHTTPClientTransport.isClosedConnection(failure.underlying),
+            } catch let failure as TransportFailure {
+                if lease.reused, !failure.afterHead, failure.underlying is ConnectionClosed || AsyncHTTPClientTransport.isClosedConnection(failure.underlying),
                    request.method.isIdempotent, !retriedClosed, !Task.isCancelled {
                     retriedClosed = true
                     continue
@@ -121,16 +118,16 @@ public final class HTTP1Transport: HTTPTransport {
     private static let noTLS = TLSOptions()
 
     /// One exchange on `connection`; gives the connection back to the pool when the response allows.
-    private func exchange(_ head: HTTPRequestHead, body: ByteBuffer?, on connection: HTTP1Connection, deadlines: ExchangeDeadlines,
+    private func exchange(_ head: HTTPRequestHead, body: ByteBuffer?, on connection: any PooledConnection, deadlines: ExchangeDeadlines,
                           onHead: @escaping @Sendable (TransportResponseHead) throws -> Void,
-                          onChunk: @escaping @Sendable (ByteBuffer) throws -> Void) async throws -> HTTP1ClientHandler.Finished {
+                          onChunk: @escaping @Sendable (ByteBuffer) throws -> Void) async throws -> ExchangeHandler.Finished {
         // The exchange's id once started, and whether the task was cancelled: a cancellation that
         // comes before the start (on the loop) must stop it from starting.
         let control = LockedBox<(id: UInt64?, cancelled: Bool)>((nil, false))
         let pool = self.pool
         let cancelled = FetchError(.cancelled, "cancelled", url: deadlines.url)
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTP1ClientHandler.Finished, Error>) in
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ExchangeHandler.Finished, Error>) in
                 let start: @Sendable () -> Void = {
                     guard !control.withLock({ $0.cancelled }) else {
                         pool.release(connection)  // never used: as good as it was
@@ -140,7 +137,10 @@ public final class HTTP1Transport: HTTPTransport {
                     let id = connection.execute(head, body: body, deadlines: deadlines, onHead: onHead, onChunk: onChunk) { result in
                         switch result {
                         case .success(let finished):
-                            if finished.keepAlive { pool.release(connection) } else { connection.close() }
+                            // An HTTP/2 stream ends with its exchange; the connection stays shared.
+                            if !connection.isMultiplexed {
+                                if finished.keepAlive { pool.release(connection) } else { connection.close() }
+                            }
                             continuation.resume(returning: finished)
                         case .failure(let error):
                             continuation.resume(throwing: error)
@@ -161,7 +161,7 @@ public final class HTTP1Transport: HTTPTransport {
     // MARK: - Requests
 
     struct Target {
-        var key: HTTP1ConnectionPool.Key
+        var key: ConnectionPool.Key
         /// `https://`: the connection speaks TLS (its settings go into `key` once resolved).
         var isSecure: Bool
         /// The `Host` field: the host, with the port unless it is 80.
@@ -219,7 +219,7 @@ public final class HTTP1Transport: HTTPTransport {
         while pathEnd < bytes.count, bytes[pathEnd] != UInt8(ascii: "#") { pathEnd += 1 }
         var path = String(decoding: bytes[end..<pathEnd], as: UTF8.self)
         if path.isEmpty || path.first == "?" { path = "/" + path }
-        return Target(key: HTTP1ConnectionPool.Key(host: host, port: port), isSecure: isSecure,
+        return Target(key: ConnectionPool.Key(host: host, port: port), isSecure: isSecure,
                       hostField: port == defaultPort ? bracketed : "\(bracketed):\(port)", path: path)
     }
 
@@ -256,7 +256,7 @@ public final class HTTP1Transport: HTTPTransport {
     /// and why (expired, another host's, an unknown issuer), as AsyncHTTPClient's transport does.
     static func explained(_ error: Error, target: Target, tls: TLSOptions, url: String) async -> Error {
         let classified = classify(error, url: url, afterHead: false)
-        let underlying = (error as? HTTP1TransportFailure)?.underlying ?? error
+        let underlying = (error as? TransportFailure)?.underlying ?? error
         guard target.isSecure, AsyncHTTPClientTransport.isCertificateRejection(underlying), var failure = classified as? FetchError else {
             return classified
         }
@@ -267,9 +267,9 @@ public final class HTTP1Transport: HTTPTransport {
     /// A failure of the connection or the protocol as a `FetchError` with its stable code; what the
     /// session's callbacks threw passes through as it is.
     static func classify(_ error: Error, url: String, afterHead: Bool) -> Error {
-        if let failure = error as? HTTP1TransportFailure { return classify(failure.underlying, url: url, afterHead: failure.afterHead) }
+        if let failure = error as? TransportFailure { return classify(failure.underlying, url: url, afterHead: failure.afterHead) }
         if error is FetchError { return error }
-        if error is HTTP1ConnectionClosed || AsyncHTTPClientTransport.isClosedConnection(error) {
+        if error is ConnectionClosed || AsyncHTTPClientTransport.isClosedConnection(error) {
             return afterHead ? FetchError(.truncated, "the connection closed before the body was complete", url: url)
                 : FetchError(.connection, "the connection closed before a response", url: url)
         }

@@ -1,0 +1,156 @@
+import NIOCore
+import NIOHTTP1
+import NIOHTTP2
+import NIOPosix
+import NIOSSL
+import NIOTLS
+
+/// Opens `NIOTransport`'s connections: TCP, then for `https://` the TLS handshake, the pin check and
+/// the protocol ALPN chose, HTTP/2 (`h2`) or HTTP/1.1. A connection is handed to the pool only when
+/// all of that is done, so a server whose key matches none of the pins sees the handshake and not
+/// one request byte. The connect timeout covers the TCP connection and the handshake together, as
+/// curl's `--connect-timeout` does.
+enum ConnectionOpener {
+    /// What the handshake settled: the handler an HTTP/1.1 connection runs its exchanges on, or
+    /// the multiplexer an HTTP/2 connection opens its streams with.
+    private enum Negotiated {
+        case http1(ExchangeHandler)
+        case http2(NIOHTTP2Handler.StreamMultiplexer)
+    }
+
+    /// Opens a connection to `key` on `eventLoop`; `onClose` is told once when it closes.
+    static func open(_ key: ConnectionPool.Key, security: TLSContexts.Security?, on eventLoop: EventLoop, timeout: Duration,
+                     onClose: @escaping @Sendable (any PooledConnection) -> Void) -> EventLoopFuture<any PooledConnection> {
+        let deadline = NIODeadline.now() + .nanoseconds(timeout.inNanoseconds)
+        let negotiated = eventLoop.makePromise(of: Negotiated.self)
+        let connected = ClientBootstrap(group: eventLoop)
+            .connectTimeout(.nanoseconds(timeout.inNanoseconds))
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let pipeline = channel.pipeline.syncOperations
+                    guard let security else {
+                        negotiated.succeed(.http1(try addHTTP1(to: channel)))
+                        return
+                    }
+                    // SNI and the name check take a host name; for an IP address NIOSSL checks the
+                    // certificate against the address connected to.
+                    let isAddress = (try? SocketAddress(ipAddress: key.host, port: 0)) != nil
+                    try pipeline.addHandler(NIOSSLClientHandler(context: security.context, serverHostname: isAddress ? nil : key.host))
+                    let watcher = TLSHandshakeHandler(handshake: negotiated)
+                    try pipeline.addHandler(watcher)
+                    // Holds back what arrives after the handshake (an HTTP/2 server's SETTINGS) until
+                    // the protocol's handlers are in place.
+                    try pipeline.addHandler(ApplicationProtocolNegotiationHandler { result, channel in
+                        channel.eventLoop.makeCompletedFuture {
+                            do {
+                                if let pins = security.pins { try check(pins, on: channel) }
+                                channel.pipeline.syncOperations.removeHandler(watcher, promise: nil)
+                                if case .negotiated("h2") = result {
+                                    negotiated.succeed(.http2(try addHTTP2(to: channel)))
+                                } else {
+                                    negotiated.succeed(.http1(try addHTTP1(to: channel)))
+                                }
+                            } catch {
+                                negotiated.fail(error)
+                                channel.close(promise: nil)
+                                throw error
+                            }
+                        }
+                    })
+                }
+            }
+            .connect(host: key.host, port: key.port)
+        connected.whenFailure { negotiated.fail($0) }  // no channel: the promise must still end
+        return connected.flatMap { channel in
+            let timer = security == nil ? nil : eventLoop.scheduleTask(deadline: deadline) {
+                negotiated.fail(TLSHandshakeTimeout())
+                channel.close(promise: nil)
+            }
+            return negotiated.futureResult.flatMapErrorThrowing { error in
+                timer?.cancel()
+                channel.close(promise: nil)
+                throw error
+            }.map { negotiated -> any PooledConnection in
+                timer?.cancel()
+                let connection: any PooledConnection
+                switch negotiated {
+                case .http1(let handler): connection = HTTP1Connection(channel: channel, key: key, handler: handler)
+                case .http2(let multiplexer): connection = HTTP2Connection(channel: channel, key: key, multiplexer: multiplexer)
+                }
+                channel.closeFuture.whenComplete { _ in onClose(connection) }
+                return connection
+            }
+        }
+    }
+
+    private static func addHTTP1(to channel: Channel) throws -> ExchangeHandler {
+        let handler = ExchangeHandler()
+        try channel.pipeline.syncOperations.addHTTPClientHandlers()
+        try channel.pipeline.syncOperations.addHandler(handler)
+        return handler
+    }
+
+    /// The stream window (1 MiB) and the connection's (16 MiB) are larger than HTTP/2's 64 KiB
+    /// default, which would cap a large download at one window per round trip.
+    private static func addHTTP2(to channel: Channel) throws -> NIOHTTP2Handler.StreamMultiplexer {
+        var connection = NIOHTTP2Handler.ConnectionConfiguration()
+        connection.initialSettings = nioDefaultSettings + [
+            HTTP2Setting(parameter: .enablePush, value: 0),
+            HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
+        ]
+        connection.targetWindowSize = 16 << 20
+        var stream = NIOHTTP2Handler.StreamConfiguration()
+        stream.targetWindowSize = 1 << 20
+        let multiplexer = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
+            mode: .client, connectionConfiguration: connection, streamConfiguration: stream
+        ) { pushed in pushed.close() }  // nothing is pushed (push is off); refused if it were
+        try channel.pipeline.syncOperations.addHandler(ConnectionErrorCloser())
+        return multiplexer
+    }
+
+    /// The server's certificate must carry one of the pinned keys (`PublicKeyPins`).
+    private static func check(_ pins: PublicKeyPins, on channel: Channel) throws {
+        let leaf = try? channel.pipeline.syncOperations.handler(type: NIOSSLHandler.self).peerCertificate
+        guard let leaf, pins.matches(leaf) else {
+            throw PinMismatch(presented: leaf.flatMap { try? PublicKeyPins.pin(of: $0) })
+        }
+    }
+}
+
+/// The TLS handshake of a new connection did not finish within the connect timeout.
+struct TLSHandshakeTimeout: Error, CustomStringConvertible {
+    var description: String { "TLS handshake timed out" }
+}
+
+/// Closes an HTTP/2 connection on an error the connection itself meets (a protocol error, a TLS
+/// failure): its streams fail as it closes, and the pool opens a new one for what comes next.
+private final class ConnectionErrorCloser: ChannelInboundHandler, Sendable {
+    typealias InboundIn = NIOAny
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        context.close(promise: nil)
+    }
+}
+
+/// Fails a new TLS connection's promise when the handshake fails or the connection closes before
+/// it is done. Removed from the pipeline once the protocol is settled.
+private final class TLSHandshakeHandler: ChannelInboundHandler, RemovableChannelHandler, @unchecked Sendable {
+    typealias InboundIn = NIOAny
+
+    private let fail: (Error) -> Void
+
+    init<Value>(handshake: EventLoopPromise<Value>) {
+        fail = { handshake.fail($0) }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        fail(error)
+        context.fireErrorCaught(error)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        fail(ConnectionClosed())
+        context.fireChannelInactive()
+    }
+}
