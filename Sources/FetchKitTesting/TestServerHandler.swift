@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOSSL
 import X509
 
@@ -19,6 +20,9 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// `drop_next=1` was asked: the connection's next request is not answered, the connection is
     /// closed instead (a kept-alive connection the server gave up on as the client reused it).
     private var dropsNextRequest = false
+    /// `goaway=1` was asked on an HTTP/2 stream: once its response is sent, the connection says
+    /// GOAWAY (no stream after this one) and closes two seconds later.
+    private var goesAway = false
 
     static let blockSize = 64 * 1024
 
@@ -74,6 +78,7 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             var reply = TestServerRoutes.reply(to: request, state: state)
             reply.compressible = query["compress"] == "1"
             dropsNextRequest = query["drop_next"] == "1"
+            goesAway = query["goaway"] == "1"
             if head.method == .HEAD {
                 // RFC 9110 §9.3.2: the GET response's headers (Content-Length included), no body.
                 reply.headers.append(("Content-Length", String(reply.body.count)))
@@ -101,6 +106,16 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         writeBody(reply, from: 0, context: context)
     }
 
+    /// Sends GOAWAY on an HTTP/2 stream's connection, naming that stream the last one served, and
+    /// closes the connection two seconds later.
+    private static func goAway(from stream: Channel) {
+        guard let connection = stream.parent, connection.parent != nil,
+              let id = try? stream.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID) else { return }
+        let frame = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: id, errorCode: .noError, opaqueData: nil))
+        connection.writeAndFlush(frame, promise: nil)
+        connection.eventLoop.scheduleTask(in: .seconds(2)) { connection.close(promise: nil) }
+    }
+
     /// Writes the body from `offset`, one block per write, honouring drop and stall points.
     private func writeBody(_ reply: Reply, from offset: Int, context: ChannelHandlerContext) {
         let total = reply.body.count
@@ -115,6 +130,7 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
                 self.state.requestFinished()
                 if !keepAlive { context.close(promise: nil) }
+                if self.goesAway { Self.goAway(from: context.channel) }
             }
             return
         }

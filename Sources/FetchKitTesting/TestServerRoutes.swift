@@ -5,7 +5,9 @@ import NIOHTTP1
 /// The server's endpoints. Query parameters common to byte endpoints: `drop_after=N` closes the
 /// connection after N body bytes, `stall_after=N&stall_ms=M` pauses there; with `key=K&times=T` the
 /// misbehaviour applies only to the first T requests for K, so a retry can succeed. On any
-/// endpoint, `drop_next=1` closes the connection when its next request arrives, unanswered.
+/// endpoint, `drop_next=1` closes the connection when its next request arrives, unanswered, and
+/// `goaway=1` on an HTTP/2 stream sends GOAWAY once the response is sent (the connection closes two
+/// seconds later).
 enum TestServerRoutes {
     static func reply(to request: ServerRequest, state: TestServerState) -> Reply {
         let parts = request.path.split(separator: "/").map(String.init)

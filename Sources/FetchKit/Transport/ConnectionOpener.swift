@@ -15,11 +15,13 @@ enum ConnectionOpener {
     /// the multiplexer an HTTP/2 connection opens its streams with.
     private enum Negotiated {
         case http1(ExchangeHandler)
-        case http2(NIOHTTP2Handler.StreamMultiplexer)
+        case http2(NIOHTTP2Handler.StreamMultiplexer, HTTP2ConnectionWatcher)
     }
 
-    /// Opens a connection to `key` on `eventLoop`; `onClose` is told once when it closes.
+    /// Opens a connection to `key` on `eventLoop`; `onClose` is told once when it closes, and
+    /// `onGoAway` when an HTTP/2 server says it takes no new streams on it (GOAWAY).
     static func open(_ key: ConnectionPool.Key, security: TLSContexts.Security?, on eventLoop: EventLoop, timeout: Duration,
+                     onGoAway: @escaping @Sendable (any PooledConnection) -> Void,
                      onClose: @escaping @Sendable (any PooledConnection) -> Void) -> EventLoopFuture<any PooledConnection> {
         let deadline = NIODeadline.now() + .nanoseconds(timeout.inNanoseconds)
         let negotiated = eventLoop.makePromise(of: Negotiated.self)
@@ -47,7 +49,8 @@ enum ConnectionOpener {
                                 if let pins = security.pins { try check(pins, on: channel) }
                                 channel.pipeline.syncOperations.removeHandler(watcher, promise: nil)
                                 if case .negotiated("h2") = result {
-                                    negotiated.succeed(.http2(try addHTTP2(to: channel)))
+                                    let watcher = HTTP2ConnectionWatcher()
+                                    negotiated.succeed(.http2(try addHTTP2(to: channel, watcher: watcher), watcher))
                                 } else {
                                     negotiated.succeed(.http1(try addHTTP1(to: channel)))
                                 }
@@ -76,7 +79,9 @@ enum ConnectionOpener {
                 let connection: any PooledConnection
                 switch negotiated {
                 case .http1(let handler): connection = HTTP1Connection(channel: channel, key: key, handler: handler)
-                case .http2(let multiplexer): connection = HTTP2Connection(channel: channel, key: key, multiplexer: multiplexer)
+                case .http2(let multiplexer, let watcher):
+                    connection = HTTP2Connection(channel: channel, key: key, multiplexer: multiplexer)
+                    watcher.onGoAway = { [unowned connection] in onGoAway(connection) }
                 }
                 channel.closeFuture.whenComplete { _ in onClose(connection) }
                 return connection
@@ -93,7 +98,7 @@ enum ConnectionOpener {
 
     /// The stream window (1 MiB) and the connection's (16 MiB) are larger than HTTP/2's 64 KiB
     /// default, which would cap a large download at one window per round trip.
-    private static func addHTTP2(to channel: Channel) throws -> NIOHTTP2Handler.StreamMultiplexer {
+    private static func addHTTP2(to channel: Channel, watcher: HTTP2ConnectionWatcher) throws -> NIOHTTP2Handler.StreamMultiplexer {
         var connection = NIOHTTP2Handler.ConnectionConfiguration()
         connection.initialSettings = nioDefaultSettings + [
             HTTP2Setting(parameter: .enablePush, value: 0),
@@ -105,7 +110,7 @@ enum ConnectionOpener {
         let multiplexer = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
             mode: .client, connectionConfiguration: connection, streamConfiguration: stream
         ) { pushed in pushed.close() }  // nothing is pushed (push is off); refused if it were
-        try channel.pipeline.syncOperations.addHandler(ConnectionErrorCloser())
+        try channel.pipeline.syncOperations.addHandler(watcher)
         return multiplexer
     }
 
@@ -123,10 +128,19 @@ struct TLSHandshakeTimeout: Error, CustomStringConvertible {
     var description: String { "TLS handshake timed out" }
 }
 
-/// Closes an HTTP/2 connection on an error the connection itself meets (a protocol error, a TLS
-/// failure): its streams fail as it closes, and the pool opens a new one for what comes next.
-private final class ConnectionErrorCloser: ChannelInboundHandler, Sendable {
-    typealias InboundIn = NIOAny
+/// Watches an HTTP/2 connection as a whole (its own frames, stream 0): a GOAWAY retires it from the
+/// pool (its open streams finish, new requests go to a new connection, as RFC 9113 §6.8 asks), and
+/// an error of the connection itself (a protocol error, a TLS failure) closes it: its streams fail
+/// as it closes, and the pool opens a new one for what comes next.
+final class HTTP2ConnectionWatcher: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = HTTP2Frame
+
+    /// Set once the connection exists; touched only on the event loop.
+    var onGoAway: () -> Void = {}
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .goAway = unwrapInboundIn(data).payload { onGoAway() }
+    }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
         context.close(promise: nil)

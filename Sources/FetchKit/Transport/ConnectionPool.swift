@@ -73,6 +73,8 @@ final class ConnectionPool: @unchecked Sendable {
     let tlsContexts: TLSContexts
     private let lock = NIOLock()
     private var hosts: [Key: Host] = [:]  // guarded by lock
+    /// HTTP/2 connections retired by a GOAWAY and not closed yet: no longer counted as open.
+    private var retired = Set<ObjectIdentifier>()  // guarded by lock
     private var isShutdown = false  // guarded by lock
 
     /// - Parameter offersHTTP2: `https://` connections offer HTTP/2 in ALPN (`http_version: auto`).
@@ -143,9 +145,21 @@ final class ConnectionPool: @unchecked Sendable {
         }
     }
 
+    /// Stops handing out an HTTP/2 connection whose server sent GOAWAY: its streams in flight go
+    /// on, the next request opens a new connection.
+    private func goingAway(_ connection: any PooledConnection) {
+        lock.withLock {
+            guard hosts[connection.key]?.multiplexed === connection else { return }
+            hosts[connection.key]?.multiplexed = nil
+            hosts[connection.key]?.open -= 1
+            retired.insert(ObjectIdentifier(connection))
+        }
+    }
+
     /// Forgets a closed connection; a waiter, if any, gets a new one in its place.
     private func closed(_ connection: any PooledConnection) {
         let waiter = lock.withLock { () -> EventLoopPromise<Lease>? in
+            if retired.remove(ObjectIdentifier(connection)) != nil { return nil }  // forgotten already
             guard var host = hosts[connection.key] else { return nil }
             defer { hosts[connection.key] = host }
             if let index = host.idle.firstIndex(where: { $0 === connection }) { host.idle.remove(at: index) }
@@ -163,9 +177,8 @@ final class ConnectionPool: @unchecked Sendable {
         if let tls = key.tls, tlsContexts.made(for: tls) == nil {
             connected = eventLoop.makeFailedFuture(FetchError(.tls, "no TLS context was made for this connection"))
         } else {
-            connected = ConnectionOpener.open(key, security: key.tls.flatMap(tlsContexts.made(for:)), on: eventLoop, timeout: connectTimeout) {
-                [weak self] in self?.closed($0)
-            }
+            connected = ConnectionOpener.open(key, security: key.tls.flatMap(tlsContexts.made(for:)), on: eventLoop, timeout: connectTimeout,
+                                              onGoAway: { [weak self] in self?.goingAway($0) }, onClose: { [weak self] in self?.closed($0) })
         }
         connected.whenComplete { [self] result in
             switch result {

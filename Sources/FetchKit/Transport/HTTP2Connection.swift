@@ -76,4 +76,13 @@ final class HTTP2Connection: PooledConnection, @unchecked Sendable {
     func close() {
         channel.close(promise: nil)
     }
+
+    /// The server did not process the stream: it was opened on a connection already going away
+    /// (after a GOAWAY), or refused (REFUSED_STREAM, or beyond the GOAWAY's last stream id).
+    static func wasRefused(_ error: Error) -> Bool {
+        if error is NIOHTTP2Errors.CreatedStreamAfterGoaway || error is NIOHTTP2Errors.IOOnClosedConnection { return true }
+        if let closed = error as? NIOHTTP2Errors.StreamClosed { return closed.errorCode == .refusedStream }
+        if let reset = error as? NIOHTTP2Errors.StreamError { return wasRefused(reset.baseError) }
+        return false
+    }
 }

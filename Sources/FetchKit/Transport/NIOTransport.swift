@@ -83,7 +83,8 @@ public final class NIOTransport: HTTPTransport {
         let eventLoop = MultiThreadedEventLoopGroup.singleton.any()
         // A kept-alive connection the server closed a moment ago fails before any response: the
         // request goes again on a new connection, once, when it is idempotent (as curl and
-        // browsers do).
+        // browsers do). So does any request whose HTTP/2 stream the server refused unprocessed (a
+        // GOAWAY that came first, REFUSED_STREAM): RFC 9113 §8.7 says it is safe to send again.
         var retriedClosed = false
         while true {
             let lease: ConnectionPool.Lease
@@ -104,8 +105,9 @@ public final class NIOTransport: HTTPTransport {
                 }
                 return
             } catch let failure as TransportFailure {
-                if lease.reused, !failure.afterHead, failure.underlying is ConnectionClosed || AsyncHTTPClientTransport.isClosedConnection(failure.underlying),
-                   request.method.isIdempotent, !retriedClosed, !Task.isCancelled {
+                let closedUnderIt = lease.reused && request.method.isIdempotent
+                    && (failure.underlying is ConnectionClosed || AsyncHTTPClientTransport.isClosedConnection(failure.underlying))
+                if !failure.afterHead, closedUnderIt || HTTP2Connection.wasRefused(failure.underlying), !retriedClosed, !Task.isCancelled {
                     retriedClosed = true
                     continue
                 }

@@ -197,6 +197,21 @@ import Testing
         }
     }
 
+    /// A server that says GOAWAY takes no new stream on that connection: the next request goes to a
+    /// new one (the old one stays open two more seconds, so a client that kept using it would fail).
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func afterGoAwayTheNextRequestOpensANewConnection(client: Session.HTTPClientKind) async throws {
+        try await withServer(client: client) { server, session, certificates in
+            let options = RequestOptions(tls: TLSOptions(caFile: certificates.caFile), retryPolicy: nil)
+            _ = try await session.data(server.baseURL + "/echo?goaway=1", options: options)
+            try await Task.sleep(for: .milliseconds(100))  // the GOAWAY frame follows the response
+            let response = try await session.data(server.baseURL + "/echo?after=1", options: options)
+            #expect(response.response.head.status == 200)
+            #expect(server.state.requests.map(\.httpVersion) == ["HTTP/2", "HTTP/2"])
+            #expect(server.state.connectionsAccepted == 2)
+        }
+    }
+
     @Test(arguments: Session.HTTPClientKind.allCases)
     func http1_1IsUsedWhenAskedFor(client: Session.HTTPClientKind) async throws {
         let recorder = VersionRecorder()
