@@ -60,6 +60,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API through GRDB's own module, for the batched job-result insert.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
