@@ -97,7 +97,7 @@ public final class NIOTransport: HTTPTransport {
                 throw await Self.explained(error, target: target, tls: options.tls, url: url)
             }
             do {
-                let finished = try await exchange(head, body: body, on: lease.connection,
+                let finished = try await exchange(head, body: body, on: lease.connection, home: eventLoop,
                                                   deadlines: ExchangeDeadlines(timeouts: options.timeouts, url: url, networkWaiter: options.networkWaiter),
                                                   onHead: onHead, onChunk: onChunk)
                 if let expected = finished.expectedLength, finished.received < expected, request.method != .head, finished.status != 304 {
@@ -120,7 +120,11 @@ public final class NIOTransport: HTTPTransport {
     private static let noTLS = TLSOptions()
 
     /// One exchange on `connection`; gives the connection back to the pool when the response allows.
-    private func exchange(_ head: HTTPRequestHead, body: ByteBuffer?, on connection: any PooledConnection, deadlines: ExchangeDeadlines,
+    /// The waiting task is resumed on `home`, the loop it ran on, when the connection is an HTTP/2
+    /// one on another loop: a host's streams all share one connection, so one loop, and without
+    /// this every job's own work after its response (the file's rename, the records) would pile up
+    /// on that loop while the other stayed idle.
+    private func exchange(_ head: HTTPRequestHead, body: ByteBuffer?, on connection: any PooledConnection, home: EventLoop, deadlines: ExchangeDeadlines,
                           onHead: @escaping @Sendable (TransportResponseHead) throws -> Void,
                           onChunk: @escaping @Sendable (ByteBuffer) throws -> Void) async throws -> ExchangeHandler.Finished {
         // The exchange's id once started, and whether the task was cancelled: a cancellation that
@@ -136,17 +140,13 @@ public final class NIOTransport: HTTPTransport {
                         continuation.resume(throwing: cancelled)
                         return
                     }
+                    let resumesAtHome = connection.isMultiplexed && home !== connection.eventLoop
                     let id = connection.execute(head, body: body, deadlines: deadlines, onHead: onHead, onChunk: onChunk) { result in
-                        switch result {
-                        case .success(let finished):
-                            // An HTTP/2 stream ends with its exchange; the connection stays shared.
-                            if !connection.isMultiplexed {
-                                if finished.keepAlive { pool.release(connection) } else { connection.close() }
-                            }
-                            continuation.resume(returning: finished)
-                        case .failure(let error):
-                            continuation.resume(throwing: error)
+                        // An HTTP/2 stream ends with its exchange; the connection stays shared.
+                        if case .success(let finished) = result, !connection.isMultiplexed {
+                            if finished.keepAlive { pool.release(connection) } else { connection.close() }
                         }
+                        if resumesAtHome { home.execute { continuation.resume(with: result) } } else { continuation.resume(with: result) }
                     }
                     control.withLock { $0.id = id }
                 }
