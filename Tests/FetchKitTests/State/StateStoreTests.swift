@@ -1,0 +1,32 @@
+import Foundation
+import Testing
+@testable import FetchKit
+
+/// The state store's batched job results: every row of a batch of any size is written, field for
+/// field, whatever mix of the multi-row statements carries it.
+@Suite struct StateStoreTests {
+    @Test(arguments: [1, 2, 63, 64, 65, 127, 200])
+    func aBatchOfAnySizeIsWrittenWhole(size: Int) throws {
+        let fixture = try ConfigFixture([:])
+        let store = try StateStore(directory: fixture.path(".fetchctl"))
+        try store.beginRun(id: "run-1", jobsFile: "jobs.yaml", jobs: size)
+        for n in 0..<size {
+            let failed = n % 7 == 3
+            store.recordJobLater(runID: "run-1", JobResult(job: "job[\(n)]", outcome: failed ? .failed : .succeeded, status: failed ? 503 : 200,
+                                                           bytes: Int64(n * 10), attempts: 1 + n % 3,
+                                                           error: failed ? FetchError(.status, "status \(n)") : nil,
+                                                           duration: .milliseconds(n)))
+        }
+        try store.flush()
+        let records = try store.lastResults()
+        #expect(records.count == size)
+        for record in records {
+            let n = try #require(Int(record.job.dropFirst(4).dropLast()))
+            let failed = n % 7 == 3
+            #expect(record.outcome == (failed ? "failed" : "succeeded"))
+            #expect(record.status == (failed ? 503 : 200))
+            #expect(record.bytes == Int64(n * 10) && record.attempts == 1 + n % 3 && record.durationMilliseconds == Int64(n))
+            #expect(record.error == (failed ? "status" : nil) && record.message == (failed ? "status \(n)" : nil))
+        }
+    }
+}
