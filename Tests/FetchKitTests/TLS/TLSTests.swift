@@ -197,6 +197,26 @@ import Testing
         }
     }
 
+    /// A body goes up over either protocol and either client, to a host name (SNI, and the
+    /// certificate checked against the name rather than the address).
+    @Test(arguments: paths)
+    func aRequestBodyGoesUpToAHostName(path: Path) async throws {
+        try await withServer(client: path.client, httpVersion: path.version) { server, session, certificates in
+            let options = RequestOptions(tls: TLSOptions(caFile: certificates.caFile))
+            let body = Data(#"{"title":"naïve café","n":42}"#.utf8)
+            let request = BuiltRequest(method: .post, url: URL(string: "https://localhost:\(server.port)/echo?q=1")!,
+                                       headers: HTTPHeaders([("Content-Type", "application/json")]), body: .data(body))
+            let response = try await session.data(request, options: options)
+            #expect(response.response.head.status == 200)
+            let echoed = try JSONSerialization.jsonObject(with: response.data) as? [String: Any]
+            #expect(echoed?["method"] as? String == "POST")
+            #expect(echoed?["query"] as? String == "q=1")
+            #expect(echoed?["body"] as? String == String(decoding: body, as: UTF8.self))
+            #expect(server.state.requests.map(\.bodyBytes) == [body.count])
+            #expect(server.state.requests.map(\.httpVersion) == [path.version == .auto ? "HTTP/2" : "HTTP/1.1"])
+        }
+    }
+
     /// A server that says GOAWAY takes no new stream on that connection: the next request goes to a
     /// new one (the old one stays open two more seconds, so a client that kept using it would fail).
     @Test(arguments: Session.HTTPClientKind.allCases)
