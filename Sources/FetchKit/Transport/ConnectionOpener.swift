@@ -81,7 +81,7 @@ enum ConnectionOpener {
                 case .http1(let handler): connection = HTTP1Connection(channel: channel, key: key, handler: handler)
                 case .http2(let multiplexer, let watcher):
                     connection = HTTP2Connection(channel: channel, key: key, multiplexer: multiplexer)
-                    watcher.onGoAway = { [unowned connection] in onGoAway(connection) }
+                    watcher.onGoAway = { [weak connection] in if let connection { onGoAway(connection) } }
                 }
                 channel.closeFuture.whenComplete { _ in onClose(connection) }
                 return connection

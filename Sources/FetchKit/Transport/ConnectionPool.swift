@@ -73,8 +73,9 @@ final class ConnectionPool: @unchecked Sendable {
     let tlsContexts: TLSContexts
     private let lock = NIOLock()
     private var hosts: [Key: Host] = [:]  // guarded by lock
-    /// HTTP/2 connections retired by a GOAWAY and not closed yet: no longer counted as open.
-    private var retired = Set<ObjectIdentifier>()  // guarded by lock
+    /// HTTP/2 connections retired by a GOAWAY and not closed yet: no longer counted as open, closed
+    /// at shutdown if the server hasn't closed them by then.
+    private var retired: [ObjectIdentifier: any PooledConnection] = [:]  // guarded by lock
     private var isShutdown = false  // guarded by lock
 
     /// - Parameter offersHTTP2: `https://` connections offer HTTP/2 in ALPN (`http_version: auto`).
@@ -152,14 +153,14 @@ final class ConnectionPool: @unchecked Sendable {
             guard hosts[connection.key]?.multiplexed === connection else { return }
             hosts[connection.key]?.multiplexed = nil
             hosts[connection.key]?.open -= 1
-            retired.insert(ObjectIdentifier(connection))
+            retired[ObjectIdentifier(connection)] = connection
         }
     }
 
     /// Forgets a closed connection; a waiter, if any, gets a new one in its place.
     private func closed(_ connection: any PooledConnection) {
         let waiter = lock.withLock { () -> EventLoopPromise<Lease>? in
-            if retired.remove(ObjectIdentifier(connection)) != nil { return nil }  // forgotten already
+            if retired.removeValue(forKey: ObjectIdentifier(connection)) != nil { return nil }  // forgotten already
             guard var host = hosts[connection.key] else { return nil }
             defer { hosts[connection.key] = host }
             if let index = host.idle.firstIndex(where: { $0 === connection }) { host.idle.remove(at: index) }
@@ -224,7 +225,7 @@ final class ConnectionPool: @unchecked Sendable {
     func shutdown() async {
         let (idle, waiters) = lock.withLock { () -> ([any PooledConnection], [EventLoopPromise<Lease>]) in
             isShutdown = true
-            let idle = hosts.values.flatMap { $0.idle + ($0.multiplexed.map { [$0] } ?? []) }
+            let idle = hosts.values.flatMap { $0.idle + ($0.multiplexed.map { [$0] } ?? []) } + Array(retired.values)
             let waiters = hosts.values.flatMap { Array($0.waiters) }
             for key in hosts.keys {
                 hosts[key]?.idle = []
