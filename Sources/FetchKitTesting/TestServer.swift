@@ -48,11 +48,15 @@ public final class TestServer: Sendable {
         public var certificates: TestCertificates
         public var identity: TestCertificates.ServerIdentity
         public var requireClientCertificate: Bool
+        /// The HTTP/2 `SETTINGS_MAX_CONCURRENT_STREAMS` the server announces.
+        public var maxConcurrentStreams: Int
 
-        public init(_ certificates: TestCertificates, identity: TestCertificates.ServerIdentity = .valid, requireClientCertificate: Bool = false) {
+        public init(_ certificates: TestCertificates, identity: TestCertificates.ServerIdentity = .valid, requireClientCertificate: Bool = false,
+                    maxConcurrentStreams: Int = 100) {
             self.certificates = certificates
             self.identity = identity
             self.requireClientCertificate = requireClientCertificate
+            self.maxConcurrentStreams = maxConcurrentStreams
         }
     }
 
@@ -80,7 +84,12 @@ public final class TestServer: Sendable {
                         try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
                     }.flatMap {
                         // One set of handlers for both: an HTTP/2 stream arrives as HTTP/1-style parts.
-                        channel.configureCommonHTTPServerPipeline { stream in
+                        var connection = NIOHTTP2Handler.ConnectionConfiguration()
+                        connection.initialSettings = [
+                            HTTP2Setting(parameter: .maxConcurrentStreams, value: tls?.maxConcurrentStreams ?? 100),
+                            HTTP2Setting(parameter: .maxHeaderListSize, value: 1 << 16),
+                        ]
+                        return channel.configureCommonHTTPServerPipeline(connectionConfiguration: connection, streamConfiguration: .init()) { stream in
                             stream.eventLoop.makeCompletedFuture { try addHandlers(to: stream, state: state, countsConnections: false) }
                         }
                     }

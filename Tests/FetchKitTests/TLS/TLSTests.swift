@@ -217,6 +217,34 @@ import Testing
         }
     }
 
+    /// A server that takes two streams at a time: the other requests wait for a stream on the same
+    /// connection instead of failing or opening more connections.
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func streamsBeyondTheServersLimitWaitTheirTurn(client: Session.HTTPClientKind) async throws {
+        let certificates = try Self.certificates.get()
+        let server = try await TestServer.start(tls: .init(certificates, maxConcurrentStreams: 2))
+        var configuration = Session.Configuration(perHost: 12)
+        configuration.client = client
+        let session = Session(configuration: configuration)
+        var failure: Error?
+        do {
+            let options = RequestOptions(tls: TLSOptions(caFile: certificates.caFile))
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for i in 0..<12 { group.addTask { try await session.data(server.baseURL + "/delay/50?i=\(i)", options: options).response.head.status } }
+                for try await status in group { #expect(status == 200) }
+            }
+            #expect(server.state.requests.count == 12)
+            #expect(Set(server.state.requests.map(\.httpVersion)) == ["HTTP/2"])
+            #expect(server.state.connectionsAccepted == 1)
+            #expect(server.state.peakRequestsInFlight <= 2, "the server's limit was kept")
+        } catch {
+            failure = error
+        }
+        try await session.shutdown()
+        try await server.shutdown()
+        if let failure { throw failure }
+    }
+
     /// A server that says GOAWAY takes no new stream on that connection: the next request goes to a
     /// new one (the old one stays open two more seconds, so a client that kept using it would fail).
     @Test(arguments: Session.HTTPClientKind.allCases)
