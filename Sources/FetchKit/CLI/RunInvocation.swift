@@ -1,4 +1,6 @@
 import Foundation
+import NIOCore
+import NIOPosix
 
 /// `fetchctl run` (and `fetchctl demo`) from parsed options to an exit status: load and check the
 /// config, plan, print the plan for `--dry-run`, otherwise set up the monitors the options ask for,
@@ -172,11 +174,21 @@ public struct RunInvocation: Sendable {
             stderr.flush()
             return .invalidConfig
         }
-        // The network monitor reads the kernel's links and routes on the thread pool meanwhile.
+        // The state store and the response cache open on threads of their own (SQLite files, their
+        // migrations, pragmas: about 3 ms each), and the network monitor reads the kernel's links
+        // and routes meanwhile: the first request goes out after the slowest of the three, not
+        // after all of them in turn.
+        let cacheDirectory = Self.cacheDirectory(config, stateDirectory: stateDirectory)
+        let problems = CacheProblemRelay()
+        let storeOpening = Self.onAnotherThread { try StateStore(directory: stateDirectory) }
+        let cacheOpening = Self.onAnotherThread { [redactor = config.redactor] in
+            try SQLiteResponseCache(directory: cacheDirectory, batchesStores: true, redact: { redactor.redact($0) },
+                                    onProblem: { problems.report($0) })
+        }
         let networkMonitor: Task<NetworkMonitor, Error>? = offline ? nil : Task { try await NetworkMonitor.start() }
         var store: StateStore?
         do {
-            store = try StateStore(directory: stateDirectory)
+            store = try await storeOpening.get()
         } catch {
             // The store holds history and validators, never data: run without it rather than not at all.
             stderr.write("warning: \(error); running without resume or history\n")
@@ -195,18 +207,14 @@ public struct RunInvocation: Sendable {
 
         // The response cache: without it (not writable, say) the run goes on, sending every request.
         // Problems found while opening it are logged once the run (and its run_id) has started.
-        let problems = CacheProblemRelay(CompositeEventMonitor(monitors))
+        problems.forward(to: CompositeEventMonitor(monitors))
         monitors.append(problems)
-        let cacheDirectory = Self.cacheDirectory(config, stateDirectory: stateDirectory)
         var cache: SQLiteResponseCache?
         do {
-            cache = try SQLiteResponseCache(directory: cacheDirectory, batchesStores: true,
-                                            redact: { [redactor = config.redactor] in redactor.redact($0) },
-                                            onProblem: { problems.report($0) })
+            cache = try await cacheOpening.get()
         } catch {
             problems.report(CacheProblem(path: cacheDirectory, message: "running without the response cache: \(error)"))
         }
-
         var options = Runner.Options(concurrency: concurrency, failFast: failFast, maxTime: maxTime, stateStore: store, resumes: !noResume,
                                      responseCache: cache, offline: offline)
         options.proxies = proxies
@@ -293,28 +301,29 @@ public struct RunInvocation: Sendable {
 /// Passes the response cache's problems to the monitors, holding those found before the run
 /// started (opening the store) until `run.started`, so every log line has its `run_id`.
 final class CacheProblemRelay: EventMonitor {
-    private let targets: CompositeEventMonitor
-    private let state = LockedBox<(started: Bool, pending: [CacheProblem])>((false, []))
+    /// The monitors to tell (set once the run's are known; the cache may report before), whether
+    /// the run has started, and what was reported before it did.
+    private let state = LockedBox<(targets: CompositeEventMonitor?, started: Bool, pending: [CacheProblem])>((nil, false, []))
 
-    init(_ targets: CompositeEventMonitor) {
-        self.targets = targets
+    func forward(to targets: CompositeEventMonitor) {
+        state.withLock { $0.targets = targets }
     }
 
     func report(_ problem: CacheProblem) {
-        let now = state.withLock { s -> Bool in
+        let now = state.withLock { s -> CompositeEventMonitor? in
             if !s.started { s.pending.append(problem) }
-            return s.started
+            return s.started ? s.targets : nil
         }
-        if now { targets.responseCacheDidReport(problem) }
+        now?.responseCacheDidReport(problem)
     }
 
     func runDidStart(_ run: RunInfo) {
-        let pending = state.withLock { s -> [CacheProblem] in
+        let (targets, pending) = state.withLock { s -> (CompositeEventMonitor?, [CacheProblem]) in
             s.started = true
             defer { s.pending = [] }
-            return s.pending
+            return (s.targets, s.pending)
         }
-        for problem in pending { targets.responseCacheDidReport(problem) }
+        for problem in pending { targets?.responseCacheDidReport(problem) }
     }
 }
 
@@ -443,5 +452,14 @@ public struct DryRunRenderer: Sendable {
             if fallback != nil { return "stored but stale, without validators: fetched again (the stored one stands in on failure)" }
             return "not stored: fetched"
         }
+    }
+}
+
+extension RunInvocation {
+    /// Runs `body` on a thread of Dispatch's pool at once; its result when the future is awaited.
+    static func onAnotherThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) -> EventLoopFuture<T> {
+        let promise = MultiThreadedEventLoopGroup.singleton.any().makePromise(of: T.self)
+        DispatchQueue.global().async { promise.completeWith(Result { try body() }) }
+        return promise.futureResult
     }
 }
