@@ -26,7 +26,11 @@ final class TLSContexts: Sendable {
         if let known = made.withLock({ $0[options] }) { return try Self.located(known, url: url) }
         let result = Result { [applicationProtocols] () throws -> Security in
             let resolved = try settings.resolve(options, url: url)
-            var configuration = resolved.configuration ?? TLSConfiguration.makeClientConfiguration()
+            var configuration = resolved.configuration ?? {
+                var standard = TLSConfiguration.makeClientConfiguration()
+                standard.trustRoots = TLSSettings.systemTrustRoots
+                return standard
+            }()
             configuration.applicationProtocols = applicationProtocols
             do {
                 return Security(context: try NIOSSLContext(configuration: configuration), pins: resolved.pins)

@@ -39,6 +39,7 @@ final class TLSSettings: Sendable {
         }
         guard options.caFile != nil || options.clientCert != nil || options.insecure == true else { return out }
         var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.trustRoots = Self.systemTrustRoots
         if let caFile = options.caFile {
             let certificates = try certificates(caFile, key: "tls.ca_file")
             if options.caMode == .replace {
@@ -60,6 +61,26 @@ final class TLSSettings: Sendable {
         }
         out.configuration = configuration
         return out
+    }
+
+    /// The system's trust store, read as it is needed: the hashed directory (`<subject hash>.0`
+    /// links, which ca-certificates keeps in `/etc/ssl/certs` on Debian, Ubuntu, Arch and Alpine),
+    /// where the TLS library opens only the certificates a handshake asks for. NIOSSL's default
+    /// (`.default`) parses the whole bundle file as well, about 140 certificates, each time a TLS
+    /// context is made: 7.5 ms of a one-job HTTPS run's 31. Where no such directory exists, the
+    /// default.
+    static let systemTrustRoots: NIOSSLTrustRoots = systemTrustRoots(directory: "/etc/ssl/certs")
+
+    static func systemTrustRoots(directory: String) -> NIOSSLTrustRoots {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory),
+              names.contains(where: isHashLink) else { return .default }
+        return .file(directory)
+    }
+
+    /// `<8 hex digits>.<n>`: how OpenSSL's `c_rehash` (and BoringSSL's lookup) names a certificate.
+    private static func isHashLink(_ name: String) -> Bool {
+        let parts = name.split(separator: ".")
+        return parts.count == 2 && parts[0].count == 8 && parts[0].allSatisfy(\.isHexDigit) && !parts[1].isEmpty && parts[1].allSatisfy(\.isNumber)
     }
 
     private static func certificates(_ path: String, key: String) throws -> [NIOSSLCertificate] {
