@@ -15,7 +15,7 @@ protocol PooledConnection: AnyObject, Sendable {
     func execute(_ head: HTTPRequestHead, body: ByteBuffer?, deadlines: ExchangeDeadlines,
                  onHead: @escaping @Sendable (TransportResponseHead) throws -> Void,
                  onChunk: @escaping @Sendable (ByteBuffer) throws -> Void,
-                 completion: @escaping @Sendable (Result<ExchangeHandler.Finished, Error>) -> Void) -> UInt64
+                 completion: @escaping @Sendable (Result<ExchangeFinished, Error>) -> Void) -> UInt64
     /// Ends exchange `id` with `error` if it is still running. Call it on the event loop.
     func cancel(_ id: UInt64, with error: Error)
     func close()

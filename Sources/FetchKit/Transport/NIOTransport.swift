@@ -126,14 +126,14 @@ public final class NIOTransport: HTTPTransport {
     /// on that loop while the other stayed idle.
     private func exchange(_ head: HTTPRequestHead, body: ByteBuffer?, on connection: any PooledConnection, home: EventLoop, deadlines: ExchangeDeadlines,
                           onHead: @escaping @Sendable (TransportResponseHead) throws -> Void,
-                          onChunk: @escaping @Sendable (ByteBuffer) throws -> Void) async throws -> ExchangeHandler.Finished {
+                          onChunk: @escaping @Sendable (ByteBuffer) throws -> Void) async throws -> ExchangeFinished {
         // The exchange's id once started, and whether the task was cancelled: a cancellation that
         // comes before the start (on the loop) must stop it from starting.
         let control = LockedBox<(id: UInt64?, cancelled: Bool)>((nil, false))
         let pool = self.pool
         let cancelled = FetchError(.cancelled, "cancelled", url: deadlines.url)
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ExchangeHandler.Finished, Error>) in
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ExchangeFinished, Error>) in
                 let start: @Sendable () -> Void = {
                     guard !control.withLock({ $0.cancelled }) else {
                         pool.release(connection)  // never used: as good as it was

@@ -195,15 +195,13 @@ import Testing
     @Test(arguments: Session.HTTPClientKind.allCases)
     func aRefusedConnectionIsRetriedThenReported(client: Session.HTTPClientKind) async throws {
         try await withSession(client: client) { server, session in
-            // A port nothing listens on: bind one, note it, close it.
-            let closed = try await TestServer.start()
-            let port = closed.port
-            try await closed.shutdown()
+            let refusing = try RefusingPort()
             let error = await #expect(throws: FetchError.self) {
-                try await session.data("http://127.0.0.1:\(port)/", options: RequestOptions(retryPolicy: .fast(limit: 1, scale: .milliseconds(10))))
+                try await session.data("http://127.0.0.1:\(refusing.port)/", options: RequestOptions(retryPolicy: .fast(limit: 1, scale: .milliseconds(10))))
             }
             #expect(error?.code == .connection)
             #expect(error?.attempts == 2)
+            withExtendedLifetime(refusing) {}
         }
     }
 

@@ -120,18 +120,16 @@ import Testing
 
     @Test(arguments: Session.HTTPClientKind.allCases)
     func aRefusedConnectionIsAConnectionError(client: Session.HTTPClientKind) async throws {
-        // Bind a server, note its port, shut it down: nothing listens there afterwards.
-        let server = try await TestServer.start()
-        let port = server.port
-        try await server.shutdown()
+        let refusing = try RefusingPort()
         let transport = Self.transport(client)
         do {
-            _ = try await fetch(transport, "http://127.0.0.1:\(port)/bytes/10")
+            _ = try await fetch(transport, "http://127.0.0.1:\(refusing.port)/bytes/10")
             Issue.record("expected a connection error")
         } catch let error as FetchError {
             #expect(error.code == .connection)
         }
         try await transport.shutdown()
+        withExtendedLifetime(refusing) {}
     }
 
     @Test(arguments: Session.HTTPClientKind.allCases)
