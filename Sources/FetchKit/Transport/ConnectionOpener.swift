@@ -14,7 +14,7 @@ enum ConnectionOpener {
     /// What the handshake settled: the handler an HTTP/1.1 connection runs its exchanges on, or
     /// the multiplexer an HTTP/2 connection opens its streams with.
     private enum Negotiated {
-        case http1(ExchangeHandler<HTTP1Framing>)
+        case http1(HTTP1ExchangeHandler)
         case http2(NIOHTTP2Handler.StreamMultiplexer, HTTP2ConnectionWatcher)
     }
 
@@ -89,8 +89,8 @@ enum ConnectionOpener {
         }
     }
 
-    private static func addHTTP1(to channel: Channel) throws -> ExchangeHandler<HTTP1Framing> {
-        let handler = ExchangeHandler<HTTP1Framing>()
+    private static func addHTTP1(to channel: Channel) throws -> HTTP1ExchangeHandler {
+        let handler = HTTP1ExchangeHandler()
         try channel.pipeline.syncOperations.addHTTPClientHandlers()
         try channel.pipeline.syncOperations.addHandler(handler)
         return handler

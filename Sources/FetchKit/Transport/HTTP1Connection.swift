@@ -9,11 +9,11 @@ import NIOSSL
 final class HTTP1Connection: PooledConnection, @unchecked Sendable {
     let channel: Channel
     let key: ConnectionPool.Key
-    private let handler: ExchangeHandler<HTTP1Framing>
+    private let handler: HTTP1ExchangeHandler
 
     var isMultiplexed: Bool { false }
 
-    init(channel: Channel, key: ConnectionPool.Key, handler: ExchangeHandler<HTTP1Framing>) {
+    init(channel: Channel, key: ConnectionPool.Key, handler: HTTP1ExchangeHandler) {
         self.channel = channel
         self.key = key
         self.handler = handler
@@ -26,7 +26,7 @@ final class HTTP1Connection: PooledConnection, @unchecked Sendable {
                  onHead: @escaping @Sendable (TransportResponseHead) throws -> Void,
                  onChunk: @escaping @Sendable (ByteBuffer) throws -> Void,
                  completion: @escaping @Sendable (Result<ExchangeFinished, Error>) -> Void) -> UInt64 {
-        handler.start(head, body: body, exchange: ExchangeHandler<HTTP1Framing>.Exchange(deadlines: deadlines, onHead: onHead, onChunk: onChunk,
+        handler.start(head, body: body, exchange: ExchangeCore.Exchange(deadlines: deadlines, onHead: onHead, onChunk: onChunk,
                                                                               completion: completion))
     }
 

@@ -5,7 +5,7 @@ import NIOHTTP2
 
 /// One HTTP/2 connection of `NIOTransport`, shared by every request to its host: each exchange is a
 /// stream of its own, opened with NIOHTTP2's multiplexer, turned into HTTP/1-style parts by
-/// `HTTP2Framing` and run by an `ExchangeHandler` as on an HTTP/1.1 connection. Streams
+/// `HTTP2Framing` and run by an `HTTP2ExchangeHandler` as on an HTTP/1.1 connection. Streams
 /// beyond the server's `SETTINGS_MAX_CONCURRENT_STREAMS` wait in NIOHTTP2 until one ends. A failed
 /// or cancelled exchange resets its stream; the connection and the other streams go on.
 final class HTTP2Connection: PooledConnection, @unchecked Sendable {
@@ -14,7 +14,7 @@ final class HTTP2Connection: PooledConnection, @unchecked Sendable {
     private let multiplexer: NIOHTTP2Handler.StreamMultiplexer
     /// The exchanges in progress, by id, and those cancelled before their stream opened. Touched
     /// only on the channel's event loop.
-    private var exchanges: [UInt64: ExchangeHandler<HTTP2Framing>] = [:]
+    private var exchanges: [UInt64: HTTP2ExchangeHandler] = [:]
     private var cancelled: [UInt64: Error] = [:]
     private var lastID: UInt64 = 0
 
@@ -34,7 +34,7 @@ final class HTTP2Connection: PooledConnection, @unchecked Sendable {
                  completion: @escaping @Sendable (Result<ExchangeFinished, Error>) -> Void) -> UInt64 {
         lastID &+= 1
         let id = lastID
-        let handler = ExchangeHandler<HTTP2Framing>()
+        let handler = HTTP2ExchangeHandler()
         exchanges[id] = handler
         let opened = channel.eventLoop.makePromise(of: Channel.self)
         multiplexer.createStreamChannel(promise: opened) { stream in
@@ -55,7 +55,7 @@ final class HTTP2Connection: PooledConnection, @unchecked Sendable {
                     ended(.failure(error))
                     return
                 }
-                _ = handler.start(head, body: body, exchange: ExchangeHandler<HTTP2Framing>.Exchange(deadlines: deadlines, onHead: onHead, onChunk: onChunk,
+                _ = handler.start(head, body: body, exchange: ExchangeCore.Exchange(deadlines: deadlines, onHead: onHead, onChunk: onChunk,
                                                                                       completion: ended))
             case .failure(let error):
                 // The connection is closing or was told to go away: no stream, no byte sent.
@@ -70,7 +70,7 @@ final class HTTP2Connection: PooledConnection, @unchecked Sendable {
     func cancel(_ id: UInt64, with error: Error) {
         guard let handler = exchanges[id] else { return }
         cancelled[id] = error
-        handler.cancel(ExchangeHandler<HTTP2Framing>.firstID, with: error)
+        handler.cancel(ExchangeCore.firstID, with: error)
     }
 
     func close() {
@@ -88,15 +88,16 @@ final class HTTP2Connection: PooledConnection, @unchecked Sendable {
     }
 }
 
-/// HTTP/2 frames for `ExchangeHandler`, written and read straight: the request head becomes one
+/// HTTP/2 frames for `HTTP2ExchangeHandler`, written and read straight: the request head becomes one
 /// HEADERS frame (`:method`, `:scheme`, `:authority` from `Host`, `:path`, then the fields with
 /// their names in lower case and HTTP/1.1's connection-specific ones left out, RFC 9113 §8.2.2),
 /// and the response's HPACK fields become the response head without an HTTP/1 head in between.
 /// `:path` is sent as a literal HPACK does not index: a batch's paths all differ, and each one went
 /// into the dynamic table, pushed out the fields that do repeat, and made every lookup walk a table
 /// full of paths (nghttp2, under curl, does not index it either).
-enum HTTP2Framing: ExchangeFraming {
-    static func request(_ head: HTTPRequestHead, body: ByteBuffer?) -> [HTTP2Frame.FramePayload] {
+enum HTTP2Framing {
+    /// The HEADERS frame, and the DATA frame when there is a body (which then ends the stream).
+    static func request(_ head: HTTPRequestHead, body: ByteBuffer?) -> (headers: HTTP2Frame.FramePayload, data: HTTP2Frame.FramePayload?) {
         var fields = HPACKHeaders()
         fields.reserveCapacity(head.headers.count + 3)
         fields.add(name: ":method", value: head.method.rawValue)
@@ -110,8 +111,7 @@ enum HTTP2Framing: ExchangeFraming {
             fields.add(name: lower, value: value)
         }
         let headers = HTTP2Frame.FramePayload.headers(.init(headers: fields, endStream: body == nil))
-        guard let body else { return [headers] }
-        return [headers, .data(.init(data: .byteBuffer(body), endStream: true))]
+        return (headers, body.map { .data(.init(data: .byteBuffer($0), endStream: true)) })
     }
 
     static func response(_ payload: HTTP2Frame.FramePayload, sawHead: Bool) throws -> ResponseParts {

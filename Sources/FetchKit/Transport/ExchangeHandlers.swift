@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOSSL
 
 /// How an exchange ended: the body's byte count, and what the response said of the connection.
@@ -21,26 +22,9 @@ struct ResponseParts {
     var end = false
 }
 
-/// The protocol's side of `ExchangeHandler`: the parts a request is written as, and what a part
-/// read means.
-protocol ExchangeFraming: SendableMetatype {
-    associatedtype Inbound
-    associatedtype Outbound
-    /// The request as the channel takes it, the last part ending it.
-    static func request(_ head: HTTPRequestHead, body: ByteBuffer?) -> [Outbound]
-    /// What `part` carries, given whether the final head was read already; throws for a response
-    /// the protocol does not allow.
-    static func response(_ part: Inbound, sawHead: Bool) throws -> ResponseParts
-}
-
-/// HTTP/1.1, behind NIO's HTTP/1 encoder and decoder.
-enum HTTP1Framing: ExchangeFraming {
-    static func request(_ head: HTTPRequestHead, body: ByteBuffer?) -> [HTTPClientRequestPart] {
-        if let body { return [.head(head), .body(.byteBuffer(body)), .end(nil)] }
-        return [.head(head), .end(nil)]
-    }
-
-    static func response(_ part: HTTPClientResponsePart, sawHead: Bool) -> ResponseParts {
+/// What HTTP/1.1's response parts, as NIO's decoder makes them, carry.
+enum HTTP1Framing {
+    static func response(_ part: HTTPClientResponsePart) -> ResponseParts {
         switch part {
         case .head(let head):
             // An interim response (100 Continue, 103 Early Hints): the final one follows.
@@ -55,20 +39,19 @@ enum HTTP1Framing: ExchangeFraming {
 }
 
 /// Runs one exchange after another on a channel: an HTTP/1.1 connection, whose parts NIO's HTTP/1
-/// encoder and decoder make (`HTTP1Framing`), or one HTTP/2 stream, whose frames it reads and
-/// writes itself (`HTTP2Framing`). The request is written at once; the head and every body chunk go
-/// to the session's callbacks as they are read; the read, total and outage deadlines are checked by
-/// a timer on the same loop. Unchecked: every member is touched only on the channel's event loop.
-final class ExchangeHandler<Framing: ExchangeFraming>: ChannelInboundHandler, RemovableChannelHandler, @unchecked Sendable {
-    typealias InboundIn = Framing.Inbound
-    typealias OutboundOut = Framing.Outbound
-    typealias Finished = ExchangeFinished
-
+/// encoder and decoder make (`HTTP1ExchangeHandler`), or one HTTP/2 stream, whose frames are read
+/// and written straight (`HTTP2ExchangeHandler`). The request is written at once; the head and every
+/// body chunk go to the session's callbacks as they are read; the read, total and outage deadlines
+/// are checked by a timer on the same loop. This is the part both handlers share: two concrete
+/// handlers rather than one generic over its framing, whose methods (called by NIO through its
+/// protocols) would run unspecialized, with a metadata lookup per call (9k instructions a job).
+/// Unchecked: every member is touched only on the channel's event loop.
+final class ExchangeCore: @unchecked Sendable {
     struct Exchange {
         var deadlines: ExchangeDeadlines
         var onHead: @Sendable (TransportResponseHead) throws -> Void
         var onChunk: @Sendable (ByteBuffer) throws -> Void
-        var completion: @Sendable (Result<Finished, Error>) -> Void
+        var completion: @Sendable (Result<ExchangeFinished, Error>) -> Void
         var id: UInt64 = 0
         var lastProgress = NIODeadline.now()
         var watchdog: Scheduled<Void>?
@@ -79,39 +62,45 @@ final class ExchangeHandler<Framing: ExchangeFraming>: ChannelInboundHandler, Re
         var received: Int64 = 0
     }
 
-    private var context: ChannelHandlerContext?
+    private(set) var context: ChannelHandlerContext?
     private var exchange: Exchange?
     private var lastID: UInt64 = 0
     /// The id `start` gives the first exchange (an HTTP/2 stream's handler runs only that one).
-    static var firstID: UInt64 { 1 }
+    static let firstID: UInt64 = 1
 
-    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
-    func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
+    func added(_ context: ChannelHandlerContext) { self.context = context }
+    func removed() { context = nil }
 
-    func start(_ head: HTTPRequestHead, body: ByteBuffer?, exchange: Exchange) -> UInt64 {
+    /// Takes `exchange` on, with the next id: the context to write its request to, or nil when the
+    /// channel can't take it (the completion has been told).
+    func begin(_ exchange: Exchange) -> (id: UInt64, context: ChannelHandlerContext)? {
         lastID &+= 1
         var exchange = exchange
         exchange.id = lastID
         guard let context, context.channel.isActive, self.exchange == nil else {
             exchange.completion(.failure(TransportFailure(underlying: ConnectionClosed(), afterHead: false)))
-            return exchange.id
+            return nil
         }
         self.exchange = exchange
-        let parts = Framing.request(head, body: body)
-        for part in parts.dropLast() { context.write(wrapOutboundOut(part), promise: nil) }
-        let id = exchange.id
-        context.writeAndFlush(wrapOutboundOut(parts[parts.count - 1])).whenFailure { [self] error in
-            fail(id, TransportFailure(underlying: error, afterHead: false))
-        }
-        arm(after: exchange.deadlines.untilNextCheck(last: exchange.lastProgress, now: .now()))
-        return id
+        return (exchange.id, context)
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    /// The id the last `begin` gave.
+    var currentID: UInt64 { lastID }
+
+    /// The request of exchange `id` is written (`flushed` tells how that went); its deadlines start.
+    func sent(_ id: UInt64, flushed: EventLoopFuture<Void>) {
+        flushed.whenFailure { [self] error in fail(id, TransportFailure(underlying: error, afterHead: false)) }
+        guard let current = exchange else { return }
+        arm(after: current.deadlines.untilNextCheck(last: current.lastProgress, now: .now()))
+    }
+
+    /// One part read from the channel, as `parse` makes it out (given whether the final head came).
+    func read(_ parse: (Bool) throws -> ResponseParts) {
         guard let current = exchange else { return }  // what is left of a failed exchange's response
         let parts: ResponseParts
         do {
-            parts = try Framing.response(unwrapInboundIn(data), sawHead: current.sawHead)
+            parts = try parse(current.sawHead)
         } catch {
             fail(current.id, TransportFailure(underlying: error, afterHead: current.sawHead))
             return
@@ -130,17 +119,16 @@ final class ExchangeHandler<Framing: ExchangeFraming>: ChannelInboundHandler, Re
         if parts.end, let finished = exchange {
             exchange = nil
             finished.watchdog?.cancel()
-            finished.completion(.success(Finished(received: finished.received, keepAlive: finished.keepAlive, status: finished.status,
-                                                  expectedLength: finished.expectedLength)))
+            finished.completion(.success(ExchangeFinished(received: finished.received, keepAlive: finished.keepAlive,
+                                                          status: finished.status, expectedLength: finished.expectedLength)))
         }
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    func inactive() {
         if let exchange { fail(exchange.id, TransportFailure(underlying: ConnectionClosed(), afterHead: exchange.sawHead)) }
-        context.fireChannelInactive()
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: Error) {
+    func caught(_ error: Error, context: ChannelHandlerContext) {
         // A server that closes without TLS's close_notify: what was decoded before the close stands
         // (a body delimited by the close is complete; anything cut short fails when the channel goes).
         if let ssl = error as? NIOSSLError, case .uncleanShutdown = ssl {
@@ -192,6 +180,76 @@ final class ExchangeHandler<Framing: ExchangeFraming>: ChannelInboundHandler, Re
             arm(after: delay)
         }
     }
+}
+
+/// `ExchangeCore` on an HTTP/1.1 connection, behind NIO's HTTP/1 encoder and decoder.
+final class HTTP1ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler, @unchecked Sendable {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundOut = HTTPClientRequestPart
+
+    let core = ExchangeCore()
+
+    func handlerAdded(context: ChannelHandlerContext) { core.added(context) }
+    func handlerRemoved(context: ChannelHandlerContext) { core.removed() }
+
+    func start(_ head: HTTPRequestHead, body: ByteBuffer?, exchange: ExchangeCore.Exchange) -> UInt64 {
+        guard let (id, context) = core.begin(exchange) else { return core.currentID }
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        if let body { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
+        core.sent(id, flushed: context.writeAndFlush(wrapOutboundOut(.end(nil))))
+        return id
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let part = unwrapInboundIn(data)
+        core.read { _ in HTTP1Framing.response(part) }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        core.inactive()
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) { core.caught(error, context: context) }
+
+    func cancel(_ id: UInt64, with error: Error) { core.cancel(id, with: error) }
+}
+
+/// `ExchangeCore` on one HTTP/2 stream, reading and writing its frames (`HTTP2Framing`).
+final class HTTP2ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler, @unchecked Sendable {
+    typealias InboundIn = HTTP2Frame.FramePayload
+    typealias OutboundOut = HTTP2Frame.FramePayload
+
+    let core = ExchangeCore()
+
+    func handlerAdded(context: ChannelHandlerContext) { core.added(context) }
+    func handlerRemoved(context: ChannelHandlerContext) { core.removed() }
+
+    func start(_ head: HTTPRequestHead, body: ByteBuffer?, exchange: ExchangeCore.Exchange) -> UInt64 {
+        guard let (id, context) = core.begin(exchange) else { return core.currentID }
+        let (headers, data) = HTTP2Framing.request(head, body: body)
+        guard let data else {
+            core.sent(id, flushed: context.writeAndFlush(wrapOutboundOut(headers)))
+            return id
+        }
+        context.write(wrapOutboundOut(headers), promise: nil)
+        core.sent(id, flushed: context.writeAndFlush(wrapOutboundOut(data)))
+        return id
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let payload = unwrapInboundIn(data)
+        core.read { sawHead in try HTTP2Framing.response(payload, sawHead: sawHead) }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        core.inactive()
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) { core.caught(error, context: context) }
+
+    func cancel(_ id: UInt64, with error: Error) { core.cancel(id, with: error) }
 }
 
 extension TransportResponseHead {
