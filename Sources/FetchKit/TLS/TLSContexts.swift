@@ -23,7 +23,7 @@ final class TLSContexts: Sendable {
     /// The context for `options`; a `tls` error (naming the file or setting) when they can't be
     /// used. `url` (redacted) goes into that error.
     func security(for options: TLSOptions, url: String) throws -> Security {
-        if let known = made.withLock({ $0[options] }) { return try Self.located(known, url: url) }
+        if let known = made.withLock({ $0[options] }) { return try known.get(locatedAt: url) }
         let result = Result { [applicationProtocols] () throws -> Security in
             let resolved = try settings.resolve(options, url: url)
             var configuration = resolved.configuration ?? {
@@ -39,22 +39,12 @@ final class TLSContexts: Sendable {
             }
         }.mapError { $0 as? FetchError ?? FetchError(.tls, "\($0)", url: url) }
         made.withLock { $0[options] = $0[options] ?? result }
-        return try Self.located(result, url: url)
+        return try result.get(locatedAt: url)
     }
 
     /// The context already made for `options` (by `security(for:url:)`, which every request calls
     /// before it asks for a connection).
     func made(for options: TLSOptions) -> Security? {
         made.withLock { try? $0[options]?.get() }
-    }
-
-    private static func located(_ result: Result<Security, FetchError>, url: String) throws -> Security {
-        do {
-            return try result.get()
-        } catch {
-            var error = error
-            error.url = url
-            throw error
-        }
     }
 }

@@ -22,13 +22,7 @@ final class TLSSettings: Sendable {
             cache[options] = result
             return result
         }
-        do {
-            return try result.get()
-        } catch {
-            var error = error
-            error.url = url
-            throw error
-        }
+        return try result.get(locatedAt: url)
     }
 
     private static func build(_ options: TLSOptions) throws -> Resolved {

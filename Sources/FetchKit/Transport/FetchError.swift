@@ -70,3 +70,17 @@ public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
         "\(code.rawValue): \(message)" + (url.map { " (\($0))" } ?? "")
     }
 }
+
+extension Result where Failure == FetchError {
+    /// The value, or the error with `url` (redacted) as the request it belongs to: for failures
+    /// found once and kept (a `tls` block that can't be used), thrown for each request.
+    func get(locatedAt url: String) throws(FetchError) -> Success {
+        switch self {
+        case .success(let value):
+            return value
+        case .failure(var error):
+            error.url = url
+            throw error
+        }
+    }
+}
