@@ -4,8 +4,8 @@ import NIOHPACK
 import NIOHTTP2
 
 /// One HTTP/2 connection of `NIOTransport`, shared by every request to its host: each exchange is a
-/// stream of its own, opened with NIOHTTP2's multiplexer, turned into HTTP/1-style parts by
-/// `HTTP2Framing` and run by an `HTTP2ExchangeHandler` as on an HTTP/1.1 connection. Streams
+/// stream of its own, opened with NIOHTTP2's multiplexer and run by an `HTTP2ExchangeHandler`, which
+/// writes and reads the stream's frames itself (`HTTP2Framing`). Streams
 /// beyond the server's `SETTINGS_MAX_CONCURRENT_STREAMS` wait in NIOHTTP2 until one ends. A failed
 /// or cancelled exchange resets its stream; the connection and the other streams go on.
 final class HTTP2Connection: PooledConnection, @unchecked Sendable {
