@@ -3,6 +3,7 @@
 #
 #   bench/scale.sh [SIZES...]          # default: 10000 100000 1000000
 #   SCALE_FETCHCTL_ONLY=1 bench/scale.sh 1000000    # fetchctl's rows only (no curl, no YAML file)
+#   SCALE_SETTINGS=', cache: {behavior: do_not_cache}' bench/scale.sh   # more settings, for experiments
 #
 # For each size N: a CSV of N ids; nginx serves the same 1 KiB body for every /item/<id>, fresh for
 # an hour. Measured with /usr/bin/time (elapsed seconds, peak RSS):
@@ -64,7 +65,7 @@ with open(f"{d}/curl.cfg", "w") as f:
 PY
   cat > "$dir/jobs.yaml" <<YAML
 version: 1
-settings: {concurrency: 16, per_host: 16, output_dir: out, state_dir: state}
+settings: {concurrency: 16, per_host: 16, output_dir: out, state_dir: state${SCALE_SETTINGS:-}}
 jobs:
   - id: item
     url: "$base/item/{{row.id}}"
