@@ -245,6 +245,27 @@ import Testing
         if let failure { throw failure }
     }
 
+    /// Over either protocol and client, with tasks on either loop: a head the validator refuses
+    /// fails the exchange with the validator's error and nothing of the body is kept; a body that
+    /// passes arrives complete and in order.
+    @Test(arguments: paths)
+    func aRefusedHeadStillFailsAndAnAcceptedBodyArrivesWhole(path: Path) async throws {
+        try await withServer(client: path.client, httpVersion: path.version) { server, session, certificates in
+            for _ in 0..<4 {  // tasks land on either loop: both ways taken
+                let sink = DataSink()
+                let options = RequestOptions(tls: TLSOptions(caFile: certificates.caFile), validator: ResponseValidator(statuses: StatusSet([200...200])))
+                let error = await #expect(throws: FetchError.self) { try await session.execute(server.baseURL + "/status/201", options: options, sink: sink) }
+                #expect(error?.code == .status)
+                #expect(error?.message == "HTTP 201 is not in 200")
+                #expect(sink.data.isEmpty)
+                let response = try await session.data(server.baseURL + "/bytes/40000?seed=3", options: RequestOptions(tls: TLSOptions(caFile: certificates.caFile)))
+                #expect(response.data.count == 40_000)
+                #expect(Array(response.data.prefix(3)) == GeneratedBytes.bytes(0..<3, seed: 3))
+                #expect(Array(response.data.suffix(2)) == GeneratedBytes.bytes(39_998..<40_000, seed: 3))
+            }
+        }
+    }
+
     /// A server that says GOAWAY takes no new stream on that connection: the next request goes to a
     /// new one (the old one stays open two more seconds, so a client that kept using it would fail).
     @Test(arguments: Session.HTTPClientKind.allCases)
