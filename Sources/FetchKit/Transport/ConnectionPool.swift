@@ -189,7 +189,7 @@ final class ConnectionPool: @unchecked Sendable {
                 let (shared, opening) = lock.withLock { () -> ([EventLoopPromise<Lease>], [EventLoopPromise<Lease>]) in
                     guard var host = hosts[key] else { return ([], []) }
                     defer { hosts[key] = host }
-                    if connection.isMultiplexed {
+                    if connection.isMultiplexed, !isShutdown {
                         host.spoken = .http2
                         host.multiplexed = connection
                         defer { host.waiters.removeAll() }
@@ -202,6 +202,13 @@ final class ConnectionPool: @unchecked Sendable {
                         opening.append(waiter)
                     }
                     return ([], opening)
+                }
+                // An HTTP/2 connection that opened after `shutdown` is closed at once (nothing would
+                // close it later); its request fails as any request after `shutdown` does.
+                if connection.isMultiplexed, lock.withLock({ isShutdown }) {
+                    connection.close()
+                    promise.fail(ConnectionClosed())
+                    return
                 }
                 promise.succeed(Lease(connection: connection, reused: false))
                 for waiter in shared { waiter.succeed(Lease(connection: connection, reused: false)) }
