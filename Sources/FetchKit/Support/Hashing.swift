@@ -1,3 +1,5 @@
+import Glibc
+
 /// A set of 64-bit hashes in one flat array (open addressing, linear probing), sized up front for
 /// the number expected: a million hashes take 9.4 MB and are never rehashed, where a `Set<UInt64>`
 /// takes 16 MB and briefly 24 while it grows. Used to tell a data file's records apart at run time.
@@ -44,14 +46,30 @@ struct HashSet64 {
 /// A Bloom filter of fixed size over 64-bit hashes: `mayContain` is false only for hashes never
 /// inserted (a true answer may be wrong, about 0.2% of the time at a million hashes with the default
 /// 2 MiB). For questions where a wrong "maybe" only costs a look elsewhere.
+///
+/// The bits come from `calloc`, which hands back the kernel's zeroed pages untouched: a page is
+/// mapped only when a hash lands in it. An array filled with zeros wrote all 512 pages of the
+/// default size before the first request of every run, one job or a million. Copies share the bits
+/// (the filter is used in place).
 struct BloomFilter64 {
-    private var bits: [UInt64]
+    private final class Bits: @unchecked Sendable {
+        let words: UnsafeMutablePointer<UInt64>
+
+        init(count: Int) {
+            guard let memory = calloc(count, MemoryLayout<UInt64>.stride) else { fatalError("cannot allocate a Bloom filter of \(count) words") }
+            words = memory.assumingMemoryBound(to: UInt64.self)
+        }
+
+        deinit { free(words) }
+    }
+
+    private let bits: Bits
     private let mask: UInt64
     private static let probes = 4
 
     /// - Parameter bitCountLog2: the filter's size as a power of two bits (24: 2 MiB).
     init(bitCountLog2: Int = 24) {
-        bits = Array(repeating: 0, count: (1 << bitCountLog2) / 64)
+        bits = Bits(count: (1 << bitCountLog2) / 64)
         mask = (1 << UInt64(bitCountLog2)) - 1
     }
 
@@ -65,7 +83,7 @@ struct BloomFilter64 {
         let mixed = Self.mix(hash)
         for probe in 0..<UInt64(Self.probes) {
             let bit = position(mixed, probe)
-            bits[Int(bit >> 6)] |= 1 << (bit & 63)
+            bits.words[Int(bit >> 6)] |= 1 << (bit & 63)
         }
     }
 
@@ -80,7 +98,7 @@ struct BloomFilter64 {
         let mixed = Self.mix(hash)
         for probe in 0..<UInt64(Self.probes) {
             let bit = position(mixed, probe)
-            if bits[Int(bit >> 6)] & (1 << (bit & 63)) == 0 { return false }
+            if bits.words[Int(bit >> 6)] & (1 << (bit & 63)) == 0 { return false }
         }
         return true
     }
