@@ -2,6 +2,9 @@ import ArgumentParser
 import FetchKit
 import Foundation
 
+/// Every command names itself (`commandName`): ArgumentParser otherwise derives the name from the
+/// type's with `String(describing:)` for every command in the tree on every start, and each such call
+/// makes the Swift runtime scan the binary's conformance records (about a millisecond a run in all).
 struct CacheCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cache",
@@ -80,7 +83,7 @@ struct CacheCommand: AsyncParsableCommand {
     enum Format: String, ExpressibleByArgument, CaseIterable { case text, json }
 
     struct Stats: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Entries, bytes, the oldest entry and the last run's hit ratio.")
+        static let configuration = CommandConfiguration(commandName: "stats", abstract: "Entries, bytes, the oldest entry and the last run's hit ratio.")
 
         @OptionGroup var location: Location
         @Option(help: "Output format: text or json.") var format: Format = .text
@@ -92,7 +95,7 @@ struct CacheCommand: AsyncParsableCommand {
     }
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Stored responses, most recently used first (URLs redacted).")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "Stored responses, most recently used first (URLs redacted).")
 
         @OptionGroup var location: Location
         @Option(help: "Only entries whose URL starts with this.") var urlPrefix: String?
@@ -105,7 +108,7 @@ struct CacheCommand: AsyncParsableCommand {
     }
 
     struct Clear: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove every stored response.")
+        static let configuration = CommandConfiguration(commandName: "clear", abstract: "Remove every stored response.")
 
         @OptionGroup var location: Location
 
@@ -119,6 +122,7 @@ struct CacheCommand: AsyncParsableCommand {
 
     struct Prune: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "prune",
             abstract: "Remove least recently used entries down to a size, entries unused for a while, and orphan files.")
 
         @OptionGroup var location: Location
