@@ -1,4 +1,3 @@
-import NIOCore
 import NIOSSL
 
 /// The TLS contexts of `NIOTransport`'s HTTPS connections, one per distinct `tls` block, made on

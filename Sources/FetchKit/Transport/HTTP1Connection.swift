@@ -1,6 +1,5 @@
 import NIOCore
 import NIOHTTP1
-import NIOSSL
 
 /// One keep-alive HTTP/1.1 connection of `NIOTransport`, running one exchange at a time. All of
 /// its state lives on the channel's event loop: the request is written, the head and every body
