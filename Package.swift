@@ -119,3 +119,12 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// The package's own Swift code: a nonisolated async function runs on its caller's executor (SE-0461)
+// instead of hopping to the global executor at every call. With the event loops as the global
+// executor, each of those hops was a trip through a loop's queue: 44 a job, and 19% of a job's
+// instructions (BENCHMARKS.md). The test targets keep Swift 6's default, as most programs using
+// FetchKit do: the tests call the library as such a program would.
+for target in package.targets where target.type != .system && target.type != .test && !target.name.hasPrefix("C") {
+    target.swiftSettings = (target.swiftSettings ?? []) + [.enableUpcomingFeature("NonisolatedNonsendingByDefault")]
+}
