@@ -127,11 +127,9 @@ public final class Runner: Sendable {
             }
             for _ in 0..<workers {
                 group.addTask {
-                    if #available(macOS 14, *) { await EventLoopExecutor.moveToNextLoop() }
-                    while let job = await queue.next() {
-                        if queue.finish(await jobs.execute(job)) { return .failFast }
-                    }
-                    return .workerDone
+                    var home: EventLoopIsolation?
+                    if #available(macOS 14, *) { home = EventLoopExecutor.nextLoop() }
+                    return await Self.work(queue, jobs, on: home)
                 }
             }
             var working = workers
@@ -153,6 +151,15 @@ public final class Runner: Sendable {
         let (results, tally, notStarted, stop) = queue.finalResults(cancelled: Task.isCancelled) { monitor.jobDidFinish($0) }
         for result in notStarted { monitor.jobDidFinish(result) }
         return (results, tally, stop)
+    }
+
+    /// A worker: runs the queue's next ready job until there is none. Isolated to an event loop when
+    /// the loops are the global executor (`EventLoopIsolation`), and so is all the work of its jobs.
+    private static func work(_ queue: JobQueue, _ jobs: JobContext, on home: isolated EventLoopIsolation?) async -> Event {
+        while let job = await queue.next() {
+            if queue.finish(await jobs.execute(job)) { return .failFast }
+        }
+        return .workerDone
     }
 
     /// A run id: UTC time and a random suffix, e.g. `20261121T120000Z-3f9a1c`.

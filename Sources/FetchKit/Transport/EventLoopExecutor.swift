@@ -47,11 +47,32 @@ public enum EventLoopExecutor {
         #endif
     }
 
-    /// Moves the calling task to the next event loop in turn, so that tasks started together (the
-    /// runner's workers) spread over the loops, and so do the connections their requests open there.
-    /// Without this they would all stay on the loop their parent ran on. Does nothing unless installed.
-    static func moveToNextLoop() async {
-        guard isInstalled else { return }
-        _ = try? await MultiThreadedEventLoopGroup.singleton.next().submit {}.get()
+    /// The next event loop in turn, as an actor a task can be isolated to (nil unless installed), so
+    /// that tasks started together (the runner's workers) spread over the loops, and so do the
+    /// connections their requests open there. Without it they would all stay on the loop their
+    /// parent ran on.
+    static func nextLoop() -> EventLoopIsolation? {
+        guard isInstalled else { return nil }
+        return EventLoopIsolation(MultiThreadedEventLoopGroup.singleton.next())
+    }
+}
+
+/// One event loop as an actor: a task isolated to it runs on that loop, and so does every nonisolated
+/// async function it calls (they run on their caller's executor, see Package.swift).
+///
+/// Installed as the global executor, the loops run every task's job as isolated to themselves. A task
+/// that is itself nonisolated must then switch executor each time it comes back from a call that
+/// ran elsewhere (a continuation, `withTaskCancellationHandler`): a trip through the loop's queue,
+/// eleven a job. Isolated to the loop it is already on, it has nothing to switch. A task resumed from
+/// another thread (the state store's writer) comes back to this loop, not to whichever loop is next.
+final actor EventLoopIsolation {
+    let loop: any EventLoop
+
+    init(_ loop: any EventLoop) {
+        self.loop = loop
+    }
+
+    nonisolated var unownedExecutor: UnownedSerialExecutor {
+        loop.executor.asUnownedSerialExecutor()
     }
 }
