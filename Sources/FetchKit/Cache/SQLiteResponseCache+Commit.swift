@@ -14,10 +14,10 @@ extension SQLiteResponseCache {
     func commit(_ row: PendingRow) async {
         if batchesStores {
             let full = state.withLock { s -> Bool in
-                row.isNew = s.empty && s.storedURLs.insertIfAbsent(Self.urlHash(row.key))
+                row.isNew = s.empty && s.storedURLs.insertIfAbsent(row.urlHash)
                 row.generation = s.generation
                 s.deferred.append(row)
-                s.uncommitted[row.key, default: 0] += 1
+                s.uncommitted[row.urlHash, default: 0] += 1
                 // A full batch goes now, on another thread while the run goes on: left for the end
                 // of the run, thousands of rows were inserted after the last response, in series.
                 if s.deferred.count >= Self.batchRows { return true }
@@ -36,7 +36,7 @@ extension SQLiteResponseCache {
         }
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             let starts = state.withLock { s -> Bool in
-                row.isNew = s.empty && s.storedURLs.insertIfAbsent(Self.urlHash(row.key))
+                row.isNew = s.empty && s.storedURLs.insertIfAbsent(row.urlHash)
                 row.generation = s.generation
                 s.pending.append((row, done))
                 defer { s.writing = true }
@@ -70,8 +70,8 @@ extension SQLiteResponseCache {
                 if !rows.isEmpty { await self.insert(rows) }
                 self.state.withLock { s in
                     for row in rows {
-                        s.uncommitted[row.key, default: 1] -= 1
-                        if s.uncommitted[row.key] == 0 { s.uncommitted[row.key] = nil }
+                        s.uncommitted[row.urlHash, default: 1] -= 1
+                        if s.uncommitted[row.urlHash] == 0 { s.uncommitted[row.urlHash] = nil }
                     }
                     if s.flushes == number { s.lastFlush = nil }  // the last one: nothing holds the cache any more
                 }
@@ -124,6 +124,8 @@ extension SQLiteResponseCache {
     final class PendingRow: @unchecked Sendable {
         /// The canonical URL (kept in memory only; the row has its digest and the redacted URL).
         let key: String
+        /// `urlHash(key)`, for the Bloom filter and `uncommitted`.
+        let urlHash: UInt64
         let hash: String
         let method: String
         let varyKey: String
@@ -150,6 +152,7 @@ extension SQLiteResponseCache {
         init(key: String, hash: String, method: String, varyKey: String, varyNames: String?, url: String, status: Int, headers: String,
              requestTime: Double, responseTime: Double, ttl: Double?, body: String, size: Int64, modified: Int64?, storedAt: Double) {
             self.key = key
+            urlHash = SQLiteResponseCache.urlHash(key)
             self.hash = hash
             self.method = method
             self.varyKey = varyKey

@@ -69,9 +69,10 @@ public final class SQLiteResponseCache: ResponseCache {
         var sameFileSystem: [String: Bool] = [:]
         /// The timer that commits `deferred` 100 ms after the first row of a batch.
         var flushTimer: Task<Void, Never>?
-        /// URLs with a batched row not committed yet (deferred, or in a flush under way), and the
-        /// last flush (flushes run one after another): a lookup for one of them waits for the commit.
-        var uncommitted: [String: Int] = [:]
+        /// URLs with a batched row not committed yet (deferred, or in a flush under way), by
+        /// `urlHash`, and the last flush (flushes run one after another): a lookup for one of them
+        /// waits for the commit (a URL whose hash merely collides waits for nothing it needs).
+        var uncommitted: [UInt64: Int] = [:]
         var lastFlush: Task<Void, Never>?
         var flushes = 0
         /// Invalidations so far, and the last one per URL hash: a batched row stored before an
@@ -234,8 +235,16 @@ public final class SQLiteResponseCache: ResponseCache {
 
     public func entries(method: HTTPMethod, url: String) async -> [CachedResponse] {
         let (known, waiting) = state.withLock { s -> (Bool, Bool) in
-            guard !s.empty || s.storedURLs.mayContain(Self.urlHash(url)) else { return (false, false) }
-            return (true, !s.uncommitted.isEmpty && s.uncommitted[url] != nil)
+            // Hashed only when needed: a warm cache with nothing waiting needs neither.
+            var hash: UInt64?
+            func urlHash() -> UInt64 {
+                if let hash { return hash }
+                let computed = Self.urlHash(url)
+                hash = computed
+                return computed
+            }
+            guard !s.empty || s.storedURLs.mayContain(urlHash()) else { return (false, false) }
+            return (true, !s.uncommitted.isEmpty && s.uncommitted[urlHash()] != nil)
         }
         if !known { return [] }
         if waiting { await flushDeferred() }  // stored a moment ago, not committed yet

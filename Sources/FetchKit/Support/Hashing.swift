@@ -119,11 +119,15 @@ struct BloomFilter64 {
 /// every machine and in every version; mix it with `BloomFilter64.mix` where its low bits matter).
 enum FNV1a {
     static func hash(_ text: String) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in text.utf8 {
-            hash ^= UInt64(byte)
-            hash &*= 0x100_0000_01b3
+        var text = text
+        // Over the string's contiguous bytes: iterating `utf8` cost four times as much a byte.
+        return text.withUTF8 { bytes in
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in bytes {
+                hash ^= UInt64(byte)
+                hash &*= 0x100_0000_01b3
+            }
+            return hash
         }
-        return hash
     }
 }
