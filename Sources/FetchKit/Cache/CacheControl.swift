@@ -89,7 +89,7 @@ public struct CacheControl: Sendable, Equatable {
     /// The directives of every `Cache-Control` field line of `headers` (a response's, or a
     /// request's without the `Pragma` fallback).
     public init(_ headers: HTTPHeaders) {
-        self.init(lines: headers.lazy.filter { HTTPHeaders.sameName($0.name, "Cache-Control") }.map(\.value))
+        self.init(lines: headers.values(for: "Cache-Control"))
     }
 
     /// A request's directives: its `Cache-Control` lines, or when it has none, `Pragma: no-cache`
@@ -98,9 +98,9 @@ public struct CacheControl: Sendable, Equatable {
     /// there was never specified (RFC 9111 §5.4).
     public init(request headers: HTTPHeaders) {
         self.init(headers)
-        guard !headers.contains(where: { HTTPHeaders.sameName($0.name, "Cache-Control") }) else { return }
-        let pragmas = headers.filter { HTTPHeaders.sameName($0.name, "Pragma") }
-        if pragmas.contains(where: { line in Self.parse(line.value).contains { $0.name == "no-cache" } }) {
+        guard !headers.contains(name: "Cache-Control") else { return }
+        let pragmas = headers.values(for: "Pragma")
+        if pragmas.contains(where: { line in Self.parse(line).contains { $0.name == "no-cache" } }) {
             noCache = true
         }
     }

@@ -64,7 +64,7 @@ public struct CacheFreshness: Sendable, Equatable {
     private static func lifetime(status: Int, headers: HTTPHeaders, cacheControl: CacheControl, date: Date,
                                  heuristic: Bool) -> (seconds: TimeInterval, heuristic: Bool, invalid: Bool) {
         if let maxAge = cacheControl.maxAge { return (maxAge, false, cacheControl.hasInvalidFreshness) }
-        let expires = headers.filter { HTTPHeaders.sameName($0.name, "Expires") }.map { $0.value.trimmingCharacters(in: .whitespaces) }
+        let expires = headers.values(for: "Expires").map { $0.trimmingCharacters(in: .whitespaces) }
         if let first = expires.first {
             guard expires.allSatisfy({ $0 == first }) else { return (0, false, true) }
             guard let expiry = HTTPDate.parse(first) else { return (0, false, false) }
@@ -180,10 +180,10 @@ public enum CacheRules {
         let named = connectionNames(response)
         var stored = HTTPHeaders()
         stored.reserveCapacity(response.count + 1)
-        for field in response {
-            if isUnstorable(field.name) || named.contains(where: { HTTPHeaders.sameName($0, field.name) })
-                || strip.contains(where: { HTTPHeaders.sameName($0, field.name) }) { continue }
-            stored.add(name: field.name, value: field.value)
+        response.forEachField { name, value in
+            if isUnstorable(name) || named.contains(where: { HTTPHeaders.sameName($0, name) })
+                || strip.contains(where: { HTTPHeaders.sameName($0, name) }) { return }
+            stored.add(name: name, value: value)
         }
         if let receivedAt, stored.value(for: "Date") == nil {
             stored.add(name: "Date", value: HTTPDate.format(receivedAt))
@@ -337,13 +337,14 @@ public enum CacheRules {
     /// request matches.
     public static func varyNames(_ response: HTTPHeaders) -> [String]? {
         var names = Set<String>()
-        for field in response where HTTPHeaders.sameName(field.name, "Vary") {
-            for member in splitList(field.value) {
-                if member == "*" { return nil }
+        var any = false
+        for value in response.values(for: "Vary") {
+            for member in splitList(value) {
+                if member == "*" { any = true }
                 names.insert(member.lowercased())
             }
         }
-        return names.sorted()
+        return any ? nil : names.sorted()
     }
 
     /// A request's value for `name`, normalized for comparing (§4.1 allows combining field lines
@@ -398,8 +399,7 @@ public enum CacheRules {
     /// options that name no field (`keep-alive`, `close`), which nearly every response carries.
     static func connectionNames(_ headers: HTTPHeaders) -> [String] {
         var names: [String] = []
-        for field in headers where HTTPHeaders.sameName(field.name, "Connection") {
-            let value = field.value
+        for value in headers.values(for: "Connection") {
             if HTTPHeaders.sameName(value, "keep-alive") || HTTPHeaders.sameName(value, "close") { continue }
             for member in splitList(value) {
                 let name = member.lowercased()

@@ -408,12 +408,14 @@ public final class SQLiteResponseCache: ResponseCache {
     /// store more than its SQLite insert.
     static func encode(_ headers: HTTPHeaders) -> String {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 3 })
-        for header in headers {
-            UTF8Text.append(header.name, to: &bytes)
+        var size = 0
+        headers.forEachField { name, value in size += name.utf8.count + value.utf8.count + 3 }
+        bytes.reserveCapacity(size)
+        headers.forEachField { name, value in
+            UTF8Text.append(name, to: &bytes)
             bytes.append(UInt8(ascii: ":"))
             bytes.append(UInt8(ascii: " "))
-            UTF8Text.append(header.value, to: &bytes)
+            UTF8Text.append(value, to: &bytes)
             bytes.append(UInt8(ascii: "\n"))
         }
         return String(decoding: bytes, as: UTF8.self)

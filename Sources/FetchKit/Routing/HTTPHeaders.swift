@@ -41,12 +41,33 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
     }
 
     public func value(for name: String) -> String? {
-        headers.first { Self.sameName($0.name, name) }?.value
+        headers.withUnsafeBufferPointer { fields in
+            for index in fields.indices where Self.sameName(fields[index].name, name) { return fields[index].value }
+            return nil
+        }
     }
 
     /// Every value of `name`, in order (a response may send `Link` in several fields).
     public func values(for name: String) -> [String] {
-        headers.filter { Self.sameName($0.name, name) }.map(\.value)
+        var values: [String] = []
+        forEachField { field, value in
+            if Self.sameName(field, name) { values.append(value) }
+        }
+        return values
+    }
+
+    /// Whether a field named `name` is present.
+    func contains(name: String) -> Bool {
+        value(for: name) != nil
+    }
+
+    /// Calls `body` with every field's name and value, in order, read in place. Iterating the
+    /// headers copies each field out (a retain and a release of both of its strings, atomic
+    /// operations): the response cache looks at every field of every response several times.
+    func forEachField(_ body: (_ name: String, _ value: String) throws -> Void) rethrows {
+        try headers.withUnsafeBufferPointer { fields in
+            for index in fields.indices { try body(fields[index].name, fields[index].value) }
+        }
     }
 
     public subscript(name: String) -> String? {
