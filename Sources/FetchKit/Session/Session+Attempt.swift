@@ -70,12 +70,15 @@ extension Session {
         let progress = ExchangeProgress()
         let monitor = eventMonitor
         let redactor = self.redactor
+        // What the callbacks need, captured on its own: capturing `options` copied all of it (two
+        // boxes, a retain and a release of each of its references) for every exchange.
+        let redirector = options.redirector, validator = options.validator, decodesContent = options.decodesContent
         eventMonitor.requestDidResume(requestInfo)
         do {
             try await transport.send(request, options: TransportOptions(timeouts: options.timeouts, tls: options.tls, networkWaiter: networkWaiter),
                                      onHead: { head in
                 progress.setHead(head)
-                switch options.redirector.decide(request, status: head.status, headers: head.headers, hops: hops, redactor: redactor) {
+                switch redirector.decide(request, status: head.status, headers: head.headers, hops: hops, redactor: redactor) {
                 case .follow(let next):
                     progress.setOutcome(.redirect(next))
                     if (head.expectedLength ?? Session.discardLimit) >= Session.discardLimit { throw ExchangeStop() }
@@ -86,14 +89,14 @@ extension Session {
                 case .returnResponse:
                     break
                 }
-                let failure = sink.handles(status: head.status) ? nil : options.validator.validate(head, for: request, url: shownURL)
+                let failure = sink.handles(status: head.status) ? nil : validator.validate(head, for: request, url: shownURL)
                 monitor.request(requestInfo, didValidateWithError: failure)
                 if let failure {
                     progress.setOutcome(.failed(failure))
                     if (head.expectedLength ?? Session.discardLimit) >= Session.discardLimit { throw ExchangeStop() }
                     return
                 }
-                if options.decodesContent {
+                if decodesContent {
                     progress.decoder = ContentDecoder(contentEncoding: head.headers["Content-Encoding"])
                 }
                 try sink.open(head)
@@ -104,7 +107,7 @@ extension Session {
                 }
                 let decoded = try progress.decoder?.decode(chunk, url: shownURL) ?? chunk
                 let total = progress.add(decoded.readableBytes)
-                if let error = options.validator.checkSize(total, status: progress.status, url: shownURL) { throw error }
+                if let error = validator.checkSize(total, status: progress.status, url: shownURL) { throw error }
                 try sink.write(decoded)
                 monitor.request(requestInfo, didReceiveBytes: decoded.readableBytes)
             })

@@ -47,11 +47,13 @@ enum HTTP1Framing {
 /// protocols) would run unspecialized, with a metadata lookup per call (9k instructions a job).
 /// Unchecked: every member is touched only on the channel's event loop.
 final class ExchangeCore: @unchecked Sendable {
-    struct Exchange {
-        var deadlines: ExchangeDeadlines
-        var onHead: @Sendable (TransportResponseHead) throws -> Void
-        var onChunk: @Sendable (ByteBuffer) throws -> Void
-        var completion: @Sendable (Result<ExchangeFinished, Error>) -> Void
+    /// A class: the core looks at the exchange on every read, and a struct of four closures was
+    /// copied out each time (a retain and a release of each).
+    final class Exchange {
+        let deadlines: ExchangeDeadlines
+        let onHead: @Sendable (TransportResponseHead) throws -> Void
+        let onChunk: @Sendable (ByteBuffer) throws -> Void
+        let completion: @Sendable (Result<ExchangeFinished, Error>) -> Void
         var id: UInt64 = 0
         var lastProgress = NIODeadline.now()
         var watchdog: Scheduled<Void>?
@@ -60,6 +62,14 @@ final class ExchangeCore: @unchecked Sendable {
         var status = 0
         var expectedLength: Int64?
         var received: Int64 = 0
+
+        init(deadlines: ExchangeDeadlines, onHead: @escaping @Sendable (TransportResponseHead) throws -> Void,
+             onChunk: @escaping @Sendable (ByteBuffer) throws -> Void, completion: @escaping @Sendable (Result<ExchangeFinished, Error>) -> Void) {
+            self.deadlines = deadlines
+            self.onHead = onHead
+            self.onChunk = onChunk
+            self.completion = completion
+        }
     }
 
     private(set) var context: ChannelHandlerContext?
@@ -75,7 +85,6 @@ final class ExchangeCore: @unchecked Sendable {
     /// channel can't take it (the completion has been told).
     func begin(_ exchange: Exchange) -> (id: UInt64, context: ChannelHandlerContext)? {
         lastID &+= 1
-        var exchange = exchange
         exchange.id = lastID
         guard let context, context.channel.isActive, self.exchange == nil else {
             exchange.completion(.failure(TransportFailure(underlying: ConnectionClosed(), afterHead: false)))
