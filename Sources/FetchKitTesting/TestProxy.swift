@@ -111,7 +111,8 @@ private final class ConnectHandler: ChannelInboundHandler, RemovableChannelHandl
 
     private func answer(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
         let authorization = head.headers.first(name: "Proxy-Authorization")
-        func record(_ status: Int) {
+        let log = self.log
+        @Sendable func record(_ status: Int) {
             log.withLockedValue { $0.append(.init(target: head.uri, method: head.method.rawValue, proxyAuthorization: authorization, status: status)) }
         }
         let forwards = head.method != .CONNECT && head.uri.lowercased().hasPrefix("http://")
@@ -142,9 +143,9 @@ private final class ConnectHandler: ChannelInboundHandler, RemovableChannelHandl
                     context.writeAndFlush(self.wrapOutboundOut(.end(nil)), promise: nil)
                     // From here on, bytes: the HTTP handlers go, and each side relays to the other.
                     let sync = client.pipeline.syncOperations
-                    try? sync.removeHandler(self.encoder)
-                    try? sync.removeHandler(self.decoder)
-                    try? sync.removeHandler(context: context)
+                    _ = sync.removeHandler(self.encoder)
+                    _ = sync.removeHandler(self.decoder)
+                    _ = sync.removeHandler(context: context)
                     let (a, b) = Relay.pair()
                     try? sync.addHandler(a)
                     try? upstream.pipeline.syncOperations.addHandler(b)
@@ -154,7 +155,7 @@ private final class ConnectHandler: ChannelInboundHandler, RemovableChannelHandl
 
     /// Sends the request on to its origin on a connection of its own (origin form, `Connection:
     /// close`, no `Proxy-Authorization`) and passes the response back as it arrives.
-    private func forward(_ head: HTTPRequestHead, context: ChannelHandlerContext, record: @escaping (Int) -> Void) {
+    private func forward(_ head: HTTPRequestHead, context: ChannelHandlerContext, record: @escaping @Sendable (Int) -> Void) {
         guard let url = URL(string: head.uri), let host = url.host else { return respond(400, context: context, record: record) }
         var upstreamHead = head
         upstreamHead.uri = (url.path.isEmpty ? "/" : url.path) + (url.query.map { "?" + $0 } ?? "")
@@ -198,9 +199,9 @@ private final class ForwardedResponse: ChannelInboundHandler {
     typealias InboundIn = HTTPClientResponsePart
 
     let client: Channel
-    let record: (Int) -> Void
+    let record: @Sendable (Int) -> Void
 
-    init(client: Channel, record: @escaping (Int) -> Void) {
+    init(client: Channel, record: @escaping @Sendable (Int) -> Void) {
         self.client = client
         self.record = record
     }
