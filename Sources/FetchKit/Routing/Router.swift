@@ -6,11 +6,34 @@ import Foundation
 /// to the query string. Headers: `User-Agent: fetchctl/<version>`, then the layered `headers`, then
 /// the `auth` header; an encoder sets `Content-Type` only when no layer did.
 public struct Router: RequestConvertible {
-    public var route: CompiledRoute
+    /// The route and the behaviour, shared rather than copied: a job's router is made for each of
+    /// its requests, and copying both (dozens of references, each retained and released) was a
+    /// tenth of the job's reference counting. Replaced as a whole when either is set.
+    final class Parts: Sendable {
+        let route: CompiledRoute
+        let behaviour: Behaviour
+
+        init(route: CompiledRoute, behaviour: Behaviour) {
+            self.route = route
+            self.behaviour = behaviour
+        }
+    }
+
+    private var parts: Parts
+
+    public var route: CompiledRoute {
+        _read { yield parts.route }
+        set { parts = Parts(route: newValue, behaviour: parts.behaviour) }
+    }
+
     /// Param values by name, already checked (see `CompiledRoute.bind`); matrix values as `matrix.key`.
     public var params: [String: ParameterValue]
+
     /// Fully layered behaviour (headers and auth are used here).
-    public var behaviour: Behaviour
+    public var behaviour: Behaviour {
+        _read { yield parts.behaviour }
+        set { parts = Parts(route: parts.route, behaviour: newValue) }
+    }
     /// The multipart boundary; nil makes a random one for each multipart body built.
     public var multipartBoundary: String?
     /// Parameters set after the request is built, in the query (or at a dotted path of a JSON
@@ -19,10 +42,15 @@ public struct Router: RequestConvertible {
 
     public init(route: CompiledRoute, params: [String: ParameterValue], behaviour: Behaviour? = nil,
                 multipartBoundary: String? = nil) {
-        self.route = route
+        parts = Parts(route: route, behaviour: behaviour ?? route.behaviour)
         self.params = params
-        self.behaviour = behaviour ?? route.behaviour
         self.multipartBoundary = multipartBoundary
+    }
+
+    /// A router over `parts` someone keeps (a jobs file's entry, for each of its jobs).
+    init(parts: Parts, params: [String: ParameterValue]) {
+        self.parts = parts
+        self.params = params
     }
 
     public static let defaultUserAgent = "fetchctl/\(FetchKitVersion.current)"

@@ -51,8 +51,10 @@ public struct ExpandedJob: Sendable {
     /// What the expansions of one `jobs:` entry share.
     final class Common: Sendable {
         let spec: JobSpec
-        let route: CompiledRoute
-        let behaviour: Behaviour
+        /// The route and behaviour, held as every job of this entry's router holds them.
+        let routerParts: Router.Parts
+        var route: CompiledRoute { _read { yield routerParts.route } }
+        var behaviour: Behaviour { _read { yield routerParts.behaviour } }
         /// The job's `paginate`, else its route's. Looked up, not stored: inline, the optional
         /// model was 200 bytes of every entry of a 100,000-entry jobs file.
         var pagination: Pagination? { spec.paginationOff ? nil : spec.pagination ?? route.pagination }
@@ -61,8 +63,7 @@ public struct ExpandedJob: Sendable {
 
         init(spec: JobSpec, route: CompiledRoute, behaviour: Behaviour, captureUses: [CaptureUse] = []) {
             self.spec = spec
-            self.route = route
-            self.behaviour = behaviour
+            routerParts = Router.Parts(route: route, behaviour: behaviour)
             self.captureUses = captureUses
         }
     }
@@ -99,7 +100,7 @@ public struct ExpandedJob: Sendable {
         var values = params
         for (key, value) in matrix { values["matrix.\(key)"] = value }
         for (key, value) in bindings { values[key] = value }
-        var router = Router(route: route, params: values, behaviour: behaviour)
+        var router = Router(parts: common.routerParts, params: values)
         // `incremental`: the cursor goes in the route's param of that name, else in the query (or
         // at that path of a JSON body).
         if let incremental = spec.incremental, let cursor = bindings[Self.incrementalCursorKey], route.param(named: incremental.param) == nil {
