@@ -31,7 +31,7 @@ import Glibc
 /// ```
 public final class SQLiteResponseCache: ResponseCache {
     public let directory: String
-    /// Stores return once their body is in place and their rows are committed together every 100 ms or 512 rows
+    /// Stores return once their body is in place and their rows are committed together every 100 ms or 8,192 rows
     /// (and before an invalidation, and at `finishRun`), as the state store gathers job results: a
     /// batch of thousands of jobs then costs a few commits and no wake-up of its own per response.
     /// A lookup of a URL whose row is still waiting commits the batch first; a `kill -9` loses at
@@ -162,7 +162,7 @@ public final class SQLiteResponseCache: ResponseCache {
         // 16 MiB of pages (SQLite's default is 2): a million-row index takes its inserts at random
         // places (the key is a hash), and with 2 MiB most of them read a page again; a 1M-job cold
         // run took 74 s with 2 MiB, 62 s with 16 (bench/scale.sh), 32 measured no better.
-        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16384") }
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16384; PRAGMA temp_store = MEMORY") }
         let pool = try DatabasePool(path: path, configuration: configuration)
         try migrator.migrate(pool)
         // A torn or truncated file may open fine and fail only when a page is read.
