@@ -44,7 +44,25 @@ struct CacheLookup: Sendable {
     /// A request that carries its own conditions is the caller's business: the cache neither answers
     /// it nor adds its own, so a `304` reaches the caller as sent.
     var hasOwnConditions: Bool {
-        ["If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range", "Range"].contains { request.headers[$0] != nil }
+        var found = false
+        request.headers.forEachField { name, _ in
+            if !found, Self.isCondition(name) { found = true }
+        }
+        return found
+    }
+
+    /// `If-None-Match`, `If-Modified-Since`, `If-Match`, `If-Unmodified-Since`, `If-Range` or
+    /// `Range`, compared by length first: every request without a stored response asks.
+    static func isCondition(_ name: String) -> Bool {
+        let same = HTTPHeaders.sameName
+        switch name.utf8.count {
+        case 5: return same(name, "Range")
+        case 8: return same(name, "If-Match") || same(name, "If-Range")
+        case 13: return same(name, "If-None-Match")
+        case 17: return same(name, "If-Modified-Since")
+        case 19: return same(name, "If-Unmodified-Since")
+        default: return false
+        }
     }
 
     /// The newest stored response whose `Vary` selects this request (§4.1).
