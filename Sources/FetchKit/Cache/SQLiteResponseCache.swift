@@ -39,8 +39,8 @@ public final class SQLiteResponseCache: ResponseCache {
     /// library's next request expects to find what the previous one stored; `fetchctl run` turns it on.
     public let batchesStores: Bool
     let pool: DatabasePool
-    /// One read-only connection for lookups (see `lookupRows`).
-    private let lookups: DatabaseQueue
+    /// Read-only connections for lookups, one per event loop (see `lookupRows`).
+    private let lookups: CacheLookupConnections
     /// False for an index made before `body_mtime` opened read-only (not migrated).
     private let hasModifiedColumn: Bool
     private let redact: @Sendable (String) -> String
@@ -119,7 +119,7 @@ public final class SQLiteResponseCache: ResponseCache {
             } catch {
                 throw FetchError(.io, "cannot open the response cache '\(path)': \(error)")
             }
-            lookups = try Self.openLookups(path)
+            lookups = try CacheLookupConnections(path: path)
             hasModifiedColumn = (try? lookups.read { db in try db.columns(in: "responses").contains { $0.name == "body_mtime" } }) ?? false
             return
         }
@@ -138,7 +138,7 @@ public final class SQLiteResponseCache: ResponseCache {
             throw FetchError(.io, "cannot open the response cache '\(path)': \(error)")
         }
         hasModifiedColumn = true
-        do { lookups = try Self.openLookups(path) } catch { throw FetchError(.io, "cannot open the response cache '\(path)': \(error)") }
+        do { lookups = try CacheLookupConnections(path: path) } catch { throw FetchError(.io, "cannot open the response cache '\(path)': \(error)") }
         // `bodies/` and its 16 buckets (`bodies/0` … `bodies/f`) exist before any body is written.
         mkdir(bodiesPath, 0o755)
         var info = stat()
@@ -170,7 +170,7 @@ public final class SQLiteResponseCache: ResponseCache {
         return pool
     }
 
-    private static func openLookups(_ path: String) throws -> DatabaseQueue {
+    static func openLookups(_ path: String, cacheMiB: Int = 32) throws -> DatabaseQueue {
         var configuration = Configuration()
         configuration.readonly = true
         // Lookups run on the caller's thread (an event loop): never wait for a lock there. A WAL
@@ -179,7 +179,7 @@ public final class SQLiteResponseCache: ResponseCache {
         configuration.busyMode = .immediateError
         // Room for a large index's pages: SQLite keeps them between lookups while nothing is written,
         // and reading a page again costs a system call (a warm run read ~5 per lookup with the default 2 MiB).
-        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA cache_size = -32768") }
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA cache_size = -\(cacheMiB * 1024)") }
         return try DatabaseQueue(path: path, configuration: configuration)
     }
 
@@ -257,14 +257,14 @@ public final class SQLiteResponseCache: ResponseCache {
     }
 
     /// The point query of `entries`, run on the calling thread through a read-only connection of its
-    /// own. GRDB's async `read` hops to a reader's dispatch queue and back for every lookup, and
+    /// own (one per event loop: `CacheLookupConnections`). GRDB's async `read` hops to a reader's dispatch queue and back for every lookup, and
     /// those two thread switches cost more than the query (a hit's latency was mostly futex
     /// wake-ups); the pool's synchronous `read` adds a reader checkout and a `BEGIN`/`COMMIT`. One
     /// `SELECT` is its own consistent snapshot, so it runs without a transaction. It can't deadlock:
     /// the connection is held only inside this closure, which waits for no task, and a WAL reader
     /// doesn't wait for the writer. It blocks its thread for the query only, as reading the body does.
     private func lookupRows(hash: String, method: HTTPMethod, url: String) throws -> [CachedResponse] {
-        try lookups.unsafeRead { db in
+        try lookups.read { db in
             try SQLiteCacheRows.lookup(hash: hash, method: method, url: url, hasModifiedColumn: hasModifiedColumn, in: db)
         }
     }

@@ -49,12 +49,10 @@ public struct LoadedConfig: Sendable {
 /// 20,000 copies of the route and its behaviour.
 public struct ExpandedJob: Sendable {
     /// What the expansions of one `jobs:` entry share.
-    final class Common: Sendable {
+    /// Its route and behaviour are `Router.Parts`'s: every job of the entry's router holds this
+    /// object, and a 100,000-entry jobs file has no second object per entry. Immutable.
+    final class Common: Router.Parts, @unchecked Sendable {
         let spec: JobSpec
-        /// The route and behaviour, held as every job of this entry's router holds them.
-        let routerParts: Router.Parts
-        var route: CompiledRoute { _read { yield routerParts.route } }
-        var behaviour: Behaviour { _read { yield routerParts.behaviour } }
         /// The job's `paginate`, else its route's. Looked up, not stored: inline, the optional
         /// model was 200 bytes of every entry of a 100,000-entry jobs file.
         var pagination: Pagination? { spec.paginationOff ? nil : spec.pagination ?? route.pagination }
@@ -63,8 +61,8 @@ public struct ExpandedJob: Sendable {
 
         init(spec: JobSpec, route: CompiledRoute, behaviour: Behaviour, captureUses: [CaptureUse] = []) {
             self.spec = spec
-            routerParts = Router.Parts(route: route, behaviour: behaviour)
             self.captureUses = captureUses
+            super.init(route: route, behaviour: behaviour)
         }
     }
 
@@ -100,7 +98,7 @@ public struct ExpandedJob: Sendable {
         var values = params
         for (key, value) in matrix { values["matrix.\(key)"] = value }
         for (key, value) in bindings { values[key] = value }
-        var router = Router(parts: common.routerParts, params: values)
+        var router = Router(parts: common, params: values)
         // `incremental`: the cursor goes in the route's param of that name, else in the query (or
         // at that path of a JSON body).
         if let incremental = spec.incremental, let cursor = bindings[Self.incrementalCursorKey], route.param(named: incremental.param) == nil {
