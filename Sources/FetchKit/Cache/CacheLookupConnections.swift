@@ -24,13 +24,12 @@ final class CacheLookupConnections: Sendable {
         guard let loop = MultiThreadedEventLoopGroup.currentEventLoop else { return shared }
         let key = ObjectIdentifier(loop as AnyObject)
         if let queue = byLoop.withLock({ $0[key] }) { return queue }
-        // Opened outside the lock (a file open and a pragma); a loop is one thread, so no other
-        // thread opens this loop's connection meanwhile. A connection that can't be opened leaves
-        // the loop on the shared one.
-        // 4 MiB of pages each: the loops' connections hold the same pages. The rerun of a finished
-        // million-job batch (every job a lookup) peaked at 168 MB with one 32 MiB connection,
-        // 153 MB with two of 8 and 144 MB with two of 4 (bench/scale.sh; the bound is 150),
-        // and took 26, 21 and 21 s; at 100,000 jobs 4 MiB is as fast as 16.
+        // Opened outside the lock (a file open and a pragma): a loop is one thread, so no other
+        // thread opens this loop's connection meanwhile. One that can't be opened leaves the loop
+        // on the shared connection. 4 MiB of pages each, as the loops' connections hold the same
+        // pages: the rerun of a finished million-job batch (every job a lookup) peaked at 168 MB
+        // with one 32 MiB connection, 153 MB with two of 8 and 144 MB with two of 4 (bench/scale.sh;
+        // the bound is 150), in 26, 21 and 21 s; at 100,000 jobs 4 MiB is as fast as 16.
         guard let queue = try? SQLiteResponseCache.openLookups(path, cacheMiB: 4) else { return shared }
         byLoop.withLock { $0[key] = queue }
         return queue

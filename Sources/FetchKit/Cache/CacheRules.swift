@@ -337,14 +337,13 @@ public enum CacheRules {
     /// request matches.
     public static func varyNames(_ response: HTTPHeaders) -> [String]? {
         var names = Set<String>()
-        var any = false
         for value in response.values(for: "Vary") {
             for member in splitList(value) {
-                if member == "*" { any = true }
+                if member == "*" { return nil }
                 names.insert(member.lowercased())
             }
         }
-        return any ? nil : names.sorted()
+        return names.sorted()
     }
 
     /// A request's value for `name`, normalized for comparing (§4.1 allows combining field lines
