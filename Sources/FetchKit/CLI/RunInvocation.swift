@@ -218,6 +218,7 @@ public struct RunInvocation: Sendable {
         var options = Runner.Options(concurrency: concurrency, failFast: failFast, maxTime: maxTime, stateStore: store, resumes: !noResume,
                                      responseCache: cache, offline: offline)
         options.proxies = proxies
+        options.keepsResults = !reports.isEmpty
         options.httpClient = httpClient
         // Outages are waited out with the network monitor; without netlink, retries alone meet them.
         if let networkMonitor {
@@ -231,17 +232,24 @@ public struct RunInvocation: Sendable {
         let task = Task { await runner.run() }
         let trap = SignalTrap { _ in task.cancel() }
         let summary = await task.value
-        await options.networkMonitor?.stop()
         let status = trap.exitStatus ?? summary.exitStatus
-        await cache?.finishRun(id: summary.runID, maxSize: settings(config).cacheMaxSize)
-        if let store {
-            do {
-                try store.flush()
-                try store.finishRun(summary, exitCode: status.rawValue)
-            } catch {
-                stderr.write("warning: \(error)\n")
+        // The state store and the response cache finish side by side, each on a thread of its own,
+        // while the network monitor stops: all of it happens after the last response.
+        let storeFinishing = store.map { store in
+            Self.onAnotherThread { () -> String? in
+                do {
+                    try store.flush()
+                    try store.finishRun(summary, exitCode: status.rawValue)
+                    return nil
+                } catch {
+                    return "warning: \(error)\n"
+                }
             }
         }
+        async let monitorStopped: Void = { await options.networkMonitor?.stop() }()
+        await cache?.finishRun(id: summary.runID, maxSize: settings(config).cacheMaxSize)
+        if let warning = (try? await storeFinishing?.get()) ?? nil { stderr.write(warning) }
+        await monitorStopped
         for failure in spool?.write(summary, exitCode: status.rawValue) ?? [] { stderr.write("error: \(failure)\n") }
         if let metrics {
             let ended = Date()

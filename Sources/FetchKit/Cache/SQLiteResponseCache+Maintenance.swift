@@ -18,7 +18,7 @@ extension SQLiteResponseCache {
         }
         let now = Date().timeIntervalSince1970
         do {
-            try await pool.write { db in
+            try await write { db in
                 try SQLiteCacheRows.touch(served, at: now, in: db)
                 if !counts.isEmpty {
                     try db.execute(sql: "INSERT OR REPLACE INTO usage (run_id, finished_at, hits, revalidated, stale, misses) VALUES (?, ?, ?, ?, ?, ?)",
@@ -39,7 +39,7 @@ extension SQLiteResponseCache {
     public func prune(maxSize: Int64? = nil, olderThan: TimeInterval? = nil, sweep: Bool = false) async -> CachePruneResult {
         var result = CachePruneResult()
         do {
-            let removed = try await pool.write { db -> [(String, Int64)] in
+            let removed = try await write { db -> [(String, Int64)] in
                 var removed: [(String, Int64)] = []
                 if let olderThan {
                     let cutoff = Date().timeIntervalSince1970 - olderThan
@@ -87,7 +87,7 @@ extension SQLiteResponseCache {
     /// Removes every entry and body.
     public func clear() async throws -> CachePruneResult {
         var result = CachePruneResult()
-        let (count, bytes) = try await pool.write { db -> (Int, Int64) in
+        let (count, bytes) = try await write { db -> (Int, Int64) in
             let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM responses") ?? 0
             let bytes = try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(body_size), 0) FROM responses") ?? 0
             try db.execute(sql: "DELETE FROM responses; DELETE FROM usage")

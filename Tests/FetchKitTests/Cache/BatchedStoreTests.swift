@@ -1,0 +1,97 @@
+import Foundation
+import NIOCore
+import Testing
+import FetchKitTesting
+@testable import FetchKit
+
+/// The response cache as `fetchctl run` opens it (`batchesStores`): rows are inserted in steps into
+/// a transaction left open on the writer and committed on a timer, at a full batch, before any
+/// other write, and when the run finishes. Another connection to the same file (another process)
+/// sees each step's rows only once they are committed.
+@Suite struct BatchedStoreTests {
+    static func entry(_ number: Int) -> CachedResponse {
+        CachedResponse(method: .get, url: "http://127.0.0.1:9/batched/\(number)", status: 200,
+                       headers: HTTPHeaders([("Content-Type", "text/plain"), ("Cache-Control", "max-age=3600")]),
+                       requestTime: Date(), responseTime: Date(), ttl: 3600)
+    }
+
+    /// A batching cache whose timer never commits during the test: what is visible when is then
+    /// up to the steps and writes alone.
+    static func cache(_ directory: String) throws -> SQLiteResponseCache {
+        let cache = try SQLiteResponseCache(directory: directory, batchesStores: true)
+        cache.state.withLock { $0.commitInterval = .seconds(3600) }
+        return cache
+    }
+
+    static func store(_ number: Int, in cache: SQLiteResponseCache) async throws {
+        let writer = try #require(cache.makeBodyWriter())
+        try writer.write(ByteBuffer(string: "body \(number)"))
+        try writer.complete()
+        await cache.store(entry(number), body: writer)
+    }
+
+    /// Which of `numbers` another connection finds, reading the index as another process would.
+    static func visible(_ numbers: Range<Int>, in directory: String) async throws -> [Int] {
+        let reader = try SQLiteResponseCache(directory: directory, readOnly: true)
+        var found: [Int] = []
+        for number in numbers where await !reader.entries(method: .get, url: entry(number).url).isEmpty { found.append(number) }
+        return found
+    }
+
+    @Test func stepsInsertCommitsPublishAndEveryRowEndsCommittedWithItsBody() async throws {
+        let directory = try TemporaryDirectory.make(prefix: "fetchctl-tests")
+        let cache = try Self.cache(directory)
+        let rows = SQLiteResponseCache.stepRows + 8
+        for number in 0..<rows { try await Self.store(number, in: cache) }
+        // The step queued at `stepRows` rows has inserted them into the open transaction: not
+        // committed, so another connection finds none of them.
+        await cache.state.withLock { $0.lastWrite }?.value
+        #expect(cache.state.withLock { $0.inserted.count } == SQLiteResponseCache.stepRows)
+        #expect(try await Self.visible(0..<rows, in: directory).isEmpty)
+
+        // A write of another kind (pruning, here) commits the step's rows first; the rows stored
+        // since wait for the next step or commit.
+        _ = await cache.prune(maxSize: 1 << 40)
+        #expect(cache.state.withLock { $0.inserted.isEmpty })
+        #expect(try await Self.visible(0..<rows, in: directory) == Array(0..<SQLiteResponseCache.stepRows))
+
+        // The end of the run commits the rest; each row's body is the one stored with it.
+        await cache.finishRun(id: "run-1", maxSize: nil)
+        #expect(try await Self.visible(0..<rows, in: directory) == Array(0..<rows))
+        #expect(cache.state.withLock { $0.uncommitted.isEmpty && $0.lastWrite == nil })
+        let reader = try SQLiteResponseCache(directory: directory, readOnly: true)
+        for number in [0, SQLiteResponseCache.stepRows, rows - 1] {
+            let stored = try #require(await reader.entries(method: .get, url: Self.entry(number).url).first)
+            var body = ""
+            try await reader.readBody(of: stored) { body += String(buffer: $0) }
+            #expect(body == "body \(number)")
+        }
+    }
+
+    @Test func aLookupOfARowInTheOpenTransactionWaitsForItsCommit() async throws {
+        let directory = try TemporaryDirectory.make(prefix: "fetchctl-tests")
+        let cache = try Self.cache(directory)
+        for number in 0..<SQLiteResponseCache.stepRows { try await Self.store(number, in: cache) }
+        await cache.state.withLock { $0.lastWrite }?.value
+        #expect(cache.state.withLock { $0.inserted.count } == SQLiteResponseCache.stepRows)
+        // Found by this process (the lookup commits first), and from then on by every other.
+        #expect(await cache.entries(method: .get, url: Self.entry(5).url).count == 1)
+        #expect(try await Self.visible(0..<SQLiteResponseCache.stepRows, in: directory).count == SQLiteResponseCache.stepRows)
+        await cache.finishRun(id: "run-1", maxSize: nil)
+    }
+
+    @Test func anInvalidationRemovesARowWaitingInTheOpenTransaction() async throws {
+        let directory = try TemporaryDirectory.make(prefix: "fetchctl-tests")
+        let cache = try Self.cache(directory)
+        for number in 0..<SQLiteResponseCache.stepRows { try await Self.store(number, in: cache) }
+        await cache.state.withLock { $0.lastWrite }?.value
+        await cache.invalidate(url: Self.entry(7).url)
+        await cache.finishRun(id: "run-1", maxSize: nil)
+        let visible = try await Self.visible(0..<SQLiteResponseCache.stepRows, in: directory)
+        #expect(visible == Array(0..<SQLiteResponseCache.stepRows).filter { $0 != 7 })
+        // Its body went with it: one body file per row left.
+        let bodies = try FileManager.default.subpathsOfDirectory(atPath: directory + "/bodies")
+            .filter { !$0.hasSuffix("/") && (try? FileManager.default.attributesOfItem(atPath: directory + "/bodies/" + $0)[.type] as? FileAttributeType) == .typeRegular }
+        #expect(bodies.count == SQLiteResponseCache.stepRows - 1)
+    }
+}
