@@ -44,7 +44,26 @@ public struct RunInvocation: Sendable {
     /// Runs and returns the exit status. `stdout` gets only `--dry-run`'s plan; everything else
     /// (diagnostics, log, progress, summary) goes to `stderr` or the log file.
     public func perform(stdout: LogWriter, stderr: LogWriter) async -> ExitStatus {
-        let config = ConfigLoader(environment: environment, mode: dryRun ? .plan : .run).load([jobsFile])
+        // The network monitor reads the kernel's links and routes (3–5 ms) on the thread pool and
+        // another loop while this one loads the jobs file; a run that ends before it starts (a bad
+        // config, --dry-run) stops it again.
+        let monitor = NetworkMonitorStart(dryRun || offline ? nil : NetworkMonitor.begin(on: Self.otherLoop()))
+        let status = await perform(stdout: stdout, stderr: stderr, monitor: monitor)
+        monitor.discardUnlessTaken()
+        return status
+    }
+
+    private func perform(stdout: LogWriter, stderr: LogWriter, monitor: NetworkMonitorStart) async -> ExitStatus {
+        var loader = ConfigLoader(environment: environment, mode: dryRun ? .plan : .run)
+        // The state directory opens while the jobs are expanded and checked (`StateOpening`).
+        let early = LockedBox<StateOpening?>(nil)
+        if !dryRun {
+            loader.onJobsFileSettings = { [self] settings in
+                let state = stateDirectory(settings)
+                early.withLock { $0 = StateOpening.early(stateDirectory: state, cacheDirectory: Self.cacheDirectory(settings, stateDirectory: state)) }
+            }
+        }
+        let config = loader.load([jobsFile])
         if !config.diagnostics.isEmpty {
             stderr.write(DiagnosticRenderer(sources: config.sources).render(config.diagnostics, format: .text))
         }
@@ -77,8 +96,8 @@ public struct RunInvocation: Sendable {
             return .usage
         }
         if dryRun {
-            let stateDirectory = stateDirectory(config)
-            let cache = try? SQLiteResponseCache(directory: Self.cacheDirectory(config, stateDirectory: stateDirectory), readOnly: true)
+            let stateDirectory = stateDirectory(settings(config))
+            let cache = try? SQLiteResponseCache(directory: Self.cacheDirectory(settings(config), stateDirectory: stateDirectory), readOnly: true)
             let renderer = DryRunRenderer(redactor: config.redactor, cache: cache, offline: offline,
                                           httpVersion: settings(config).httpVersion,
                                           proxies: (try? Self.proxies(settings(config))) ?? .direct)
@@ -91,10 +110,11 @@ public struct RunInvocation: Sendable {
             stderr.flush()  // the diagnostics (an unset variable's warning) written above
             return .success
         }
-        return await execute(config: config, plan: plan, stderr: stderr)
+        return await execute(config: config, plan: plan, stderr: stderr, monitor: monitor.take(), early: early.withLock { $0 })
     }
 
-    private func execute(config: LoadedConfig, plan: RunPlan, stderr: LogWriter) async -> ExitStatus {
+    private func execute(config: LoadedConfig, plan: RunPlan, stderr: LogWriter, monitor monitorStarting: EventLoopFuture<NetworkMonitor>?,
+                         early: StateOpening?) async -> ExitStatus {
         let logWriter: LogWriter
         if let logFile {
             do {
@@ -161,34 +181,30 @@ public struct RunInvocation: Sendable {
         }
 
         // The state directory: one run at a time (exit 75), and the store for resuming and history.
-        let stateDirectory = stateDirectory(config)
+        let stateDirectory = stateDirectory(settings(config))
+        let cacheDirectory = Self.cacheDirectory(settings(config), stateDirectory: stateDirectory)
+        // The early opening if it is of these directories and got the lock (a run holding it then
+        // may have finished since: the lock is tried again).
+        let opening = early.flatMap { $0.stateDirectory == stateDirectory && $0.cacheDirectory == cacheDirectory && $0.isLocked ? $0 : nil }
+            ?? StateOpening(stateDirectory: stateDirectory, cacheDirectory: cacheDirectory)
+        opening.redactor.withLock { $0 = config.redactor }
         let lock: RunLock
-        do {
-            lock = try RunLock(directory: stateDirectory)
-        } catch let held as RunLock.Held {
+        switch opening.lock {
+        case .success(let taken):
+            lock = taken
+        case .failure(let held as RunLock.Held):
             stderr.write("error: \(held)\n")
             stderr.flush()
             return .locked
-        } catch {
+        case .failure(let error):
             stderr.write("error: \(error)\n")
             stderr.flush()
             return .invalidConfig
         }
-        // The state store and the response cache open on threads of their own (SQLite files, their
-        // migrations, pragmas: about 3 ms each), and the network monitor reads the kernel's links
-        // and routes meanwhile: the first request goes out after the slowest of the three, not
-        // after all of them in turn.
-        let cacheDirectory = Self.cacheDirectory(config, stateDirectory: stateDirectory)
-        let problems = CacheProblemRelay()
-        let storeOpening = Self.onAnotherThread { try StateStore(directory: stateDirectory) }
-        let cacheOpening = Self.onAnotherThread { [redactor = config.redactor] in
-            try SQLiteResponseCache(directory: cacheDirectory, batchesStores: true, redact: { redactor.redact($0) },
-                                    onProblem: { problems.report($0) })
-        }
-        let networkMonitor: Task<NetworkMonitor, Error>? = offline ? nil : Task { try await NetworkMonitor.start() }
+        let problems = opening.problems
         var store: StateStore?
         do {
-            store = try await storeOpening.get()
+            store = try await opening.store?.get()
         } catch {
             // The store holds history and validators, never data: run without it rather than not at all.
             stderr.write("warning: \(error); running without resume or history\n")
@@ -211,7 +227,7 @@ public struct RunInvocation: Sendable {
         monitors.append(problems)
         var cache: SQLiteResponseCache?
         do {
-            cache = try await cacheOpening.get()
+            cache = try await opening.cache?.get()
         } catch {
             problems.report(CacheProblem(path: cacheDirectory, message: "running without the response cache: \(error)"))
         }
@@ -221,9 +237,9 @@ public struct RunInvocation: Sendable {
         options.keepsResults = !reports.isEmpty
         options.httpClient = httpClient
         // Outages are waited out with the network monitor; without netlink, retries alone meet them.
-        if let networkMonitor {
+        if let monitorStarting {
             do {
-                options.networkMonitor = try await networkMonitor.value
+                options.networkMonitor = try await monitorStarting.get()
             } catch {
                 options.networkProblem = "no network monitor, outages are retried as usual: \((error as? FetchError)?.message ?? "\(error)")"
             }
@@ -293,16 +309,37 @@ public struct RunInvocation: Sendable {
     }
 
     /// `--state-dir`, else `settings.state_dir`, with `shard-I-of-N` under it for a shard.
-    private func stateDirectory(_ config: LoadedConfig) -> String {
+    private func stateDirectory(_ settings: Settings) -> String {
         if let stateDir { return (stateDir as NSString).standardizingPath }
-        let base = settings(config).stateDir
+        let base = settings.stateDir
         guard let shard, shard.count > 1 else { return base }
         return (base as NSString).appendingPathComponent("shard-\(shard.index)-of-\(shard.count)")
     }
 
     /// `settings.cache.dir`, else `cache/` in the state directory.
-    static func cacheDirectory(_ config: LoadedConfig, stateDirectory: String) -> String {
-        config.jobsFile?.settings.cacheDir ?? (stateDirectory as NSString).appendingPathComponent("cache")
+    static func cacheDirectory(_ settings: Settings, stateDirectory: String) -> String {
+        settings.cacheDir ?? (stateDirectory as NSString).appendingPathComponent("cache")
+    }
+}
+
+/// The network monitor `perform` started before loading the jobs file: taken by the run, or
+/// stopped once started if the run never got that far.
+final class NetworkMonitorStart: Sendable {
+    private let starting: LockedBox<EventLoopFuture<NetworkMonitor>?>
+
+    init(_ starting: EventLoopFuture<NetworkMonitor>?) {
+        self.starting = LockedBox(starting)
+    }
+
+    func take() -> EventLoopFuture<NetworkMonitor>? {
+        starting.withLock { value in
+            defer { value = nil }
+            return value
+        }
+    }
+
+    func discardUnlessTaken() {
+        if let left = take() { NetworkMonitor.discard(left) }
     }
 }
 
@@ -464,10 +501,19 @@ public struct DryRunRenderer: Sendable {
 }
 
 extension RunInvocation {
-    /// Runs `body` on a thread of Dispatch's pool at once; its result when the future is awaited.
+    /// An event loop other than the calling thread's, for work that should not wait for it.
+    static func otherLoop() -> any EventLoop {
+        for loop in MultiThreadedEventLoopGroup.singleton.makeIterator() where !loop.inEventLoop { return loop }
+        return MultiThreadedEventLoopGroup.singleton.next()
+    }
+
+    /// Runs `body` on a new thread of its own at once; its result when the future is awaited.
+    /// Not on Dispatch's pool: given the state store's and the response cache's openings one after
+    /// the other, it sometimes ran the second only once the first was done (2.5 ms later).
     static func onAnotherThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) -> EventLoopFuture<T> {
         let promise = MultiThreadedEventLoopGroup.singleton.any().makePromise(of: T.self)
-        DispatchQueue.global().async { promise.completeWith(Result { try body() }) }
+        let thread = Thread { promise.completeWith(Result { try body() }) }
+        thread.start()
         return promise.futureResult
     }
 }

@@ -56,8 +56,14 @@ public final class NetworkMonitor: Sendable {
     /// changes on one of `group`'s event loops. Throws when the socket can't be opened (a sandbox
     /// without netlink): the caller then goes without a monitor.
     public static func start(on group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> NetworkMonitor {
+        try await begin(on: group.next()).get()
+    }
+
+    /// `start` without a task: all of it happens on the thread pool and on `loop`, so a caller busy
+    /// on another loop (`fetchctl run` loading its jobs file) has the monitor ready when it asks.
+    static func begin(on loop: any EventLoop) -> EventLoopFuture<NetworkMonitor> {
         // The dumps block (briefly, with a deadline): on the thread pool, not a task's thread.
-        let (fd, initial) = try await NIOThreadPool.singleton.runIfActive { () throws -> (Int32, NetworkState) in
+        NIOThreadPool.singleton.runIfActive(eventLoop: loop) { () throws -> (Int32, NetworkState) in
             let fd = try NetlinkSocket.open()
             do {
                 return (fd, try NetlinkSocket.dumpState(fd))
@@ -65,15 +71,20 @@ public final class NetworkMonitor: Sendable {
                 Glibc.close(fd)
                 throw error
             }
+        }.flatMap { (fd, initial) in
+            let box = LockedBox(Inner(network: initial, status: initial.isReachable() ? .reachable : .notReachable))
+            let handler = NetlinkHandler(box: box)
+            return NIOPipeBootstrap(group: loop)
+                .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 1 << 16))
+                .channelInitializer { channel in channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(handler) } }
+                .takingOwnershipOfDescriptor(input: fd)
+                .map { channel in NetworkMonitor(state: initial, channel: channel, box: box) }
         }
-        let box = LockedBox(Inner(network: initial, status: initial.isReachable() ? .reachable : .notReachable))
-        let handler = NetlinkHandler(box: box)
-        let channel = try await NIOPipeBootstrap(group: group)
-            .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 1 << 16))
-            .channelInitializer { channel in channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(handler) } }
-            .takingOwnershipOfDescriptor(input: fd)
-            .get()
-        return NetworkMonitor(state: initial, channel: channel, box: box)
+    }
+
+    /// The monitor `begin` is starting, stopped once started: for a caller that no longer needs it.
+    static func discard(_ starting: EventLoopFuture<NetworkMonitor>) {
+        starting.whenSuccess { monitor in monitor.channel?.close(promise: nil) }
     }
 
     /// Whether any destination is reachable (a link that is up with a default route).

@@ -7,6 +7,10 @@ import Yams
 public struct ConfigLoader: Sendable {
     public var environment: [String: String]
     public var mode: InterpolationMode
+    /// Called with the jobs file's settings once they are read, before its jobs are expanded and
+    /// checked (`fetchctl run` starts opening its state directory meanwhile). Not a promise that
+    /// the config is valid: `load` may still return errors.
+    public var onJobsFileSettings: (@Sendable (Settings) -> Void)?
 
     public init(environment: [String: String] = ProcessInfo.processInfo.environment, mode: InterpolationMode) {
         self.environment = environment
@@ -18,6 +22,7 @@ public struct ConfigLoader: Sendable {
     /// Loads `paths` (route files, jobs files, or both in one) and everything they include.
     public func load(_ paths: [String]) -> LoadedConfig {
         var session = LoadSession(interpolator: EnvironmentInterpolator(environment: environment, marksUnset: mode == .plan), mode: mode)
+        session.onJobsFileSettings = onJobsFileSettings
         for path in paths {
             session.loadRoot(path)
         }
@@ -34,6 +39,7 @@ struct LoadSession {
     /// Parsed files by absolute path (nil when unreadable or not YAML).
     var parsed: [String: ParsedFile?] = [:]
     var expandedRoots: Set<String> = []
+    var onJobsFileSettings: (@Sendable (Settings) -> Void)?
 
     struct ParsedFile {
         var source: SourceFile
@@ -66,6 +72,7 @@ struct LoadSession {
         if let jobs = root.jobs, !expandedRoots.contains(absolute) {
             expandedRoots.insert(absolute)
             let settings = root.settings ?? defaultSettings(for: root.source)
+            if config.jobsFile == nil, !diagnostics.hasErrors { onJobsFileSettings?(settings) }
             var expander = JobExpander(settings: settings, routes: visibleRoutes(visible), diagnostics: diagnostics)
             let expanded = expander.expand(jobs)
             diagnostics = expander.diagnostics
