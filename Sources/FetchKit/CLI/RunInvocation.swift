@@ -202,6 +202,12 @@ public struct RunInvocation: Sendable {
             return .invalidConfig
         }
         let problems = opening.problems
+        // The run's transport, made here so that the first job's connection opens (on the other
+        // loop) while the state directory finishes opening; shut down at the end of the run.
+        let transport = Runner.makeTransport(config: config, proxies: proxies, client: httpClient)
+        if !offline, let first = plan.jobs.first, let request = try? first.router.makeRequest() {
+            transport.preconnect(for: request, options: TransportOptions(tls: first.behaviour.tls))
+        }
         var store: StateStore?
         do {
             store = try await opening.store?.get()
@@ -217,6 +223,7 @@ public struct RunInvocation: Sendable {
             } catch {
                 stderr.write("error: --reset-incremental \(name): \(error)\n")
                 stderr.flush()
+                try? await transport.shutdown()
                 return .invalidConfig
             }
         }
@@ -244,7 +251,7 @@ public struct RunInvocation: Sendable {
                 options.networkProblem = "no network monitor, outages are retried as usual: \((error as? FetchError)?.message ?? "\(error)")"
             }
         }
-        let runner = Runner(config: config, plan: plan, options: options, monitors: monitors)
+        let runner = Runner(config: config, plan: plan, options: options, monitors: monitors, transport: transport)
         let task = Task { await runner.run() }
         let trap = SignalTrap { _ in task.cancel() }
         let summary = await task.value
@@ -263,9 +270,11 @@ public struct RunInvocation: Sendable {
             }
         }
         async let monitorStopped: Void = { await options.networkMonitor?.stop() }()
+        async let connectionsClosed: Void = { try? await transport.shutdown() }()
         await cache?.finishRun(id: summary.runID, maxSize: settings(config).cacheMaxSize)
         if let warning = (try? await storeFinishing?.get()) ?? nil { stderr.write(warning) }
         await monitorStopped
+        await connectionsClosed
         for failure in spool?.write(summary, exitCode: status.rawValue) ?? [] { stderr.write("error: \(failure)\n") }
         if let metrics {
             let ended = Date()

@@ -80,12 +80,8 @@ public final class Runner: Sendable {
         let runID = options.runID ?? Self.makeRunID()
         let started = ContinuousClock.now
         let waiter = options.networkMonitor.map { NetworkWaiter(monitor: $0, maxWait: settings.networkMaxWait, events: monitor) }
-        var configuration = Session.Configuration(
-            perHost: settings.perHost, rateLimits: settings.rateLimits,
-            connectTimeout: settings.behaviour.timeout.connect ?? TransportTimeouts.defaults.connect,
-            redactor: config.redactor, httpVersion: settings.httpVersion, proxies: options.proxies)
+        var configuration = Self.sessionConfiguration(settings, redactor: config.redactor, proxies: options.proxies, client: options.httpClient)
         if waitsForHosts { configuration.inFlight = concurrency }
-        configuration.client = options.httpClient
         let session = Session(configuration: configuration, transport: transport, eventMonitors: [monitor], cache: options.responseCache,
                               networkWaiter: waiter)
         let jobs = JobContext(runner: self, session: session, runID: runID)
@@ -166,6 +162,25 @@ public final class Runner: Sendable {
             if queue.finish(await jobs.execute(job)) { return .failFast }
         }
         return .workerDone
+    }
+
+    /// The session a run with `settings` sends its requests through.
+    static func sessionConfiguration(_ settings: Settings, redactor: Redactor, proxies: ProxyResolver,
+                                     client: Session.HTTPClientKind) -> Session.Configuration {
+        var configuration = Session.Configuration(
+            perHost: settings.perHost, rateLimits: settings.rateLimits,
+            connectTimeout: settings.behaviour.timeout.connect ?? TransportTimeouts.defaults.connect,
+            redactor: redactor, httpVersion: settings.httpVersion, proxies: proxies)
+        configuration.client = client
+        return configuration
+    }
+
+    /// The transport a run's session would make for itself, made ahead of the run by a caller that
+    /// passes it to `init(transport:)` (and shuts it down after): `fetchctl run` opens the first
+    /// job's connection with it while its state directory is still opening.
+    public static func makeTransport(config: LoadedConfig, proxies: ProxyResolver, client: Session.HTTPClientKind) -> any HTTPTransport {
+        let settings = config.jobsFile?.settings ?? Settings(outputDir: ".", stateDir: ".fetchctl")
+        return Session.makeTransport(sessionConfiguration(settings, redactor: config.redactor, proxies: proxies, client: client))
     }
 
     /// A run id: UTC time and a random suffix, e.g. `20261121T120000Z-3f9a1c`.

@@ -81,22 +81,26 @@ public final class Session: Sendable {
         self.configuration = configuration
         responseCache = cache
         self.networkWaiter = networkWaiter
-        switch (transport, configuration.client) {
-        case (let given?, _):
-            self.transport = given
-        case (nil, .fetchKit):
-            self.transport = NIOTransport(perHost: configuration.perHost, connectTimeout: configuration.connectTimeout,
-                                            httpVersion: configuration.httpVersion, proxies: configuration.proxies)
-        case (nil, .asyncHTTPClient):
-            self.transport = AsyncHTTPClientTransport(perHost: configuration.perHost, connectTimeout: configuration.connectTimeout,
-                                                      httpVersion: configuration.httpVersion, proxies: configuration.proxies)
-        }
+        self.transport = transport ?? Self.makeTransport(configuration)
         ownsTransport = transport == nil
         self.interceptor = interceptor
         eventMonitor = CompositeEventMonitor(eventMonitors)
         hosts = HostLimiter(limit: configuration.perHost)
         slots = configuration.inFlight.map { HostLimiter(limit: $0) }
         rates = RateLimiter(rates: configuration.rateLimits)
+    }
+
+    /// The transport a session with `configuration` and no transport of its own makes: the one
+    /// `configuration.client` names, with its `perHost`, connect timeout, HTTP versions and proxies.
+    public static func makeTransport(_ configuration: Configuration) -> any HTTPTransport {
+        switch configuration.client {
+        case .fetchKit:
+            NIOTransport(perHost: configuration.perHost, connectTimeout: configuration.connectTimeout,
+                         httpVersion: configuration.httpVersion, proxies: configuration.proxies)
+        case .asyncHTTPClient:
+            AsyncHTTPClientTransport(perHost: configuration.perHost, connectTimeout: configuration.connectTimeout,
+                                     httpVersion: configuration.httpVersion, proxies: configuration.proxies)
+        }
     }
 
     /// Closes the transport the session created. Call it once, on every path.

@@ -64,6 +64,9 @@ final class ConnectionPool: @unchecked Sendable {
         var open = 0
         var waiters = CircularBuffer<EventLoopPromise<Lease>>()
         var spoken: HostProtocol
+        /// Connections `preconnect` is opening that no request has claimed yet: a request waits
+        /// for one of them rather than opening another.
+        var preconnecting = 0
     }
 
     private let perHost: Int
@@ -104,6 +107,12 @@ final class ConnectionPool: @unchecked Sendable {
                 let index = host.idle.lastIndex { $0.eventLoop === eventLoop } ?? host.idle.count - 1
                 return .reuse(host.idle.remove(at: index))
             }
+            if host.preconnecting > 0 {
+                host.preconnecting -= 1
+                let promise = eventLoop.makePromise(of: Lease.self)
+                host.waiters.append(promise)
+                return .wait(promise)
+            }
             // Until a connection has said which protocol the host speaks (or while its one HTTP/2
             // connection is being replaced), one connection at a time is opened.
             let opensOneAtATime = host.spoken != .http1
@@ -127,6 +136,23 @@ final class ConnectionPool: @unchecked Sendable {
         case .shutDown:
             return .pending(eventLoop.makeFailedFuture(ConnectionClosed()))
         }
+    }
+
+    /// Opens one connection to `key` if none is open or opening, and keeps it as an idle one (or
+    /// hands it to a request that asked meanwhile). A connection that fails is dropped silently:
+    /// the next request opens its own and reports what happens.
+    func preconnect(_ key: Key, on eventLoop: EventLoop) {
+        let opens = lock.withLock { () -> Bool in
+            guard !isShutdown else { return false }
+            var host = hosts[key] ?? newHost(key)
+            defer { hosts[key] = host }
+            guard host.open == 0 else { return false }
+            host.open += 1
+            host.preconnecting += 1
+            return true
+        }
+        guard opens else { return }
+        open(key, on: eventLoop, for: nil)
     }
 
     /// Gives back an HTTP/1.1 connection whose exchange ended with the connection reusable: to the
@@ -173,7 +199,9 @@ final class ConnectionPool: @unchecked Sendable {
         if let waiter { open(connection.key, on: waiter.futureResult.eventLoop, for: waiter) }
     }
 
-    private func open(_ key: Key, on eventLoop: EventLoop, for promise: EventLoopPromise<Lease>) {
+    /// Opens a connection for `promise`, or with nil for `preconnect`: the connection then goes to
+    /// the first request waiting (one that found it opening), else to the idle ones.
+    private func open(_ key: Key, on eventLoop: EventLoop, for promise: EventLoopPromise<Lease>?) {
         let connected: EventLoopFuture<any PooledConnection>
         if let tls = key.tls, tlsContexts.made(for: tls) == nil {
             connected = eventLoop.makeFailedFuture(FetchError(.tls, "no TLS context was made for this connection"))
@@ -186,9 +214,11 @@ final class ConnectionPool: @unchecked Sendable {
             case .success(let connection):
                 // The host's protocol is known now. HTTP/2: every waiter shares this connection.
                 // HTTP/1.1: the waiters held back while it was unknown get connections of their own.
+                var promise = promise
                 let (shared, opening) = lock.withLock { () -> ([EventLoopPromise<Lease>], [EventLoopPromise<Lease>]) in
                     guard var host = hosts[key] else { return ([], []) }
                     defer { hosts[key] = host }
+                    if promise == nil, host.preconnecting > 0 { host.preconnecting -= 1 }
                     if connection.isMultiplexed, !isShutdown {
                         host.spoken = .http2
                         host.multiplexed = connection
@@ -196,6 +226,10 @@ final class ConnectionPool: @unchecked Sendable {
                         return (Array(host.waiters), [])
                     }
                     host.spoken = .http1
+                    if promise == nil, !isShutdown {
+                        // A preconnected connection: to the request that has waited longest, else idle.
+                        if let first = host.waiters.popFirst() { promise = first } else { host.idle.append(connection) }
+                    }
                     var opening: [EventLoopPromise<Lease>] = []
                     while host.open < perHost, !isShutdown, let waiter = host.waiters.popFirst() {
                         host.open += 1
@@ -205,23 +239,24 @@ final class ConnectionPool: @unchecked Sendable {
                 }
                 // An HTTP/2 connection that opened after `shutdown` is closed at once (nothing would
                 // close it later); its request fails as any request after `shutdown` does.
-                if connection.isMultiplexed, lock.withLock({ isShutdown }) {
+                if lock.withLock({ isShutdown }), connection.isMultiplexed || promise == nil {
                     connection.close()
-                    promise.fail(ConnectionClosed())
+                    promise?.fail(ConnectionClosed())
                     return
                 }
-                promise.succeed(Lease(connection: connection, reused: false))
+                promise?.succeed(Lease(connection: connection, reused: false))
                 for waiter in shared { waiter.succeed(Lease(connection: connection, reused: false)) }
                 for waiter in opening { open(key, on: waiter.futureResult.eventLoop, for: waiter) }
             case .failure(let error):
                 // This request fails; a waiter behind it tries a connection of its own.
                 let next = lock.withLock { () -> EventLoopPromise<Lease>? in
                     hosts[key]?.open -= 1
+                    if promise == nil, hosts[key]?.preconnecting ?? 0 > 0 { hosts[key]?.preconnecting -= 1 }
                     guard !isShutdown, let waiter = hosts[key]?.waiters.popFirst() else { return nil }
                     hosts[key]?.open += 1
                     return waiter
                 }
-                promise.fail(error)
+                promise?.fail(error)
                 if let next { open(key, on: next.futureResult.eventLoop, for: next) }
             }
         }

@@ -69,10 +69,17 @@ public protocol HTTPTransport: Sendable {
 
     /// Releases connections; called once when the owner is done with the transport.
     func shutdown() async throws
+
+    /// Opens a connection for `request`'s host ahead of its first request, if the transport keeps
+    /// connections and has none there: the connect (and TLS handshake) then happen while the
+    /// caller is still getting ready. Returns at once; a connection that fails is not reported
+    /// (the request reports its own). The default does nothing.
+    func preconnect(for request: BuiltRequest, options: TransportOptions)
 }
 
 extension HTTPTransport {
     public func shutdown() async throws {}
+    public func preconnect(for request: BuiltRequest, options: TransportOptions) {}
 
     /// Sends with default TLS settings.
     public func send(

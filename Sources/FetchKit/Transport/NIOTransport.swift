@@ -43,6 +43,20 @@ public final class NIOTransport: HTTPTransport {
         try await fallback?.shutdown()
     }
 
+    /// A connection to the request's host on another event loop than the caller's, for the
+    /// requests this client sends itself (a proxy's, or AsyncHTTPClient's, are not opened early).
+    public func preconnect(for request: BuiltRequest, options: TransportOptions) {
+        guard var target = Self.target(of: request), proxies.proxy(for: request.url) == nil,
+              target.isSecure || options.tls == Self.noTLS else { return }
+        if target.isSecure {
+            guard (try? pool.tlsContexts.security(for: options.tls, url: "")) != nil else { return }
+            target.key.tls = options.tls
+        }
+        let group = MultiThreadedEventLoopGroup.singleton
+        let loop = group.makeIterator().first { !$0.inEventLoop } ?? group.next()
+        pool.preconnect(target.key, on: loop)
+    }
+
     /// Whether a request has gone to AsyncHTTPClient (tests check which client served them).
     var hasUsedFallback: Bool { fallbackClient.withLock { $0.transport != nil } }
 

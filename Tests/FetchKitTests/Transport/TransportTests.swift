@@ -221,3 +221,55 @@ import Testing
         #expect(head.headers.map { [$0.name, $0.value] } == [["X-A", "1"], ["Host", "127.0.0.1:8080"], ["Content-Length", "3"]])
     }
 }
+
+/// `preconnect`: FetchKit's own client opens the first connection to a host before its first
+/// request (`fetchctl run` does while its state directory opens), and that request uses it.
+@Suite struct PreconnectTests {
+    func request(_ url: String) -> BuiltRequest {
+        BuiltRequest(method: .get, url: URL(string: url)!, headers: HTTPHeaders(), body: .none)
+    }
+
+    @Test func theFirstRequestTakesThePreconnectedConnectionOpenOrOpening() async throws {
+        let server = try await TestServer.start()
+        let transport = NIOTransport(perHost: 4)
+        transport.preconnect(for: request(server.baseURL + "/bytes/10"), options: TransportOptions())
+        // Asked at once, while the connection may still be opening: it waits for that one.
+        _ = try await TransportTests().fetch(transport, server.baseURL + "/bytes/10")
+        _ = try await TransportTests().fetch(transport, server.baseURL + "/bytes/20")
+        #expect(server.state.connectionsAccepted == 1)
+        #expect(server.state.requests(pathPrefix: "/bytes").count == 2)
+        // A second preconnect to a host with a connection opens nothing.
+        transport.preconnect(for: request(server.baseURL + "/bytes/30"), options: TransportOptions())
+        _ = try await TransportTests().fetch(transport, server.baseURL + "/bytes/30")
+        #expect(server.state.connectionsAccepted == 1)
+        try await transport.shutdown()
+        try await server.shutdown()
+    }
+
+    @Test func aPreconnectThatFailsLeavesTheRequestToReportItsOwnError() async throws {
+        let refusing = try RefusingPort()
+        let transport = NIOTransport(perHost: 4)
+        let url = "http://127.0.0.1:\(refusing.port)/bytes/10"
+        transport.preconnect(for: request(url), options: TransportOptions())
+        do {
+            _ = try await TransportTests().fetch(transport, url)
+            Issue.record("expected a connection error")
+        } catch let error as FetchError {
+            #expect(error.code == .connection)
+        }
+        try await transport.shutdown()
+        withExtendedLifetime(refusing) {}
+    }
+
+    @Test func anUnclaimedPreconnectedConnectionIsClosedAtShutdown() async throws {
+        let server = try await TestServer.start()
+        let transport = NIOTransport(perHost: 4)
+        transport.preconnect(for: request(server.baseURL + "/bytes/10"), options: TransportOptions())
+        let deadline = ContinuousClock.now + .seconds(10)
+        while server.state.connectionsAccepted == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(server.state.connectionsAccepted == 1)
+        try await transport.shutdown()
+        #expect(server.state.requests.isEmpty)
+        try await server.shutdown()
+    }
+}
