@@ -68,16 +68,21 @@ struct JobExpander {
             let saveItems = spec.saveItems.map { (Template($0.template), $0) }
             let pageContext: ParameterValue? = common.pagination == nil ? nil : .string("{{page}}")
             var placeholdersChecked = false
+            // Made once per entry: a 20,000-value matrix built each of these per job.
+            let contextKeys = spec.matrix.map { "matrix.\($0.key)" }
+            var ids: [String] = []
+            ids.reserveCapacity(spec.matrix.isEmpty ? 0 : total)
             for combination in Self.combinations(spec.matrix.map { ($0.key, $0.values) }) {
                 let id = combination.isEmpty ? spec.id
                     : "\(spec.id)[" + combination.map { "\($0.key)=\($0.value.text)" }.joined(separator: ",") + "]"
                 var values: [String: ParameterValue] = [:]
-                for (key, value) in combination { values["matrix.\(key)"] = value }
+                for (index, pair) in combination.enumerated() { values[contextKeys[index]] = pair.value }
                 let firstExpansion = !placeholdersChecked
                 let params = bindParams(spec, route: route, matrix: values, checkPlaceholders: firstExpansion)
                 placeholdersChecked = true
                 var job = ExpandedJob(id: id, matrix: combination, params: params, savePath: nil, downloadPath: nil, needs: [], common: common)
-                var context = values.isEmpty ? params : params.merging(values) { a, _ in a }
+                // Params win over matrix values of the same name; without params the values are the context.
+                var context = values.isEmpty ? params : params.isEmpty ? values : params.merging(values) { a, _ in a }
                 // `{{page}}` stays in a paginated job's save path, filled in for each page.
                 if let pageContext, context["page"] == nil { context["page"] = pageContext }
                 let entry = firstExpansion ? spec.id : nil
@@ -86,8 +91,9 @@ struct JobExpander {
                 job.headersPath = saveHeaders.flatMap { outputPath($0.0, $0.1, context: context, jobID: id, reportingFor: entry, outputs: &outputs) }
                 job.itemsPath = saveItems.flatMap { outputPath($0.0, $0.1, context: context, jobID: id, reportingFor: entry, outputs: &outputs) }
                 expanded.append(job)
-                if !combination.isEmpty { idsByBase[spec.id, default: []].append(id) }
+                if !combination.isEmpty { ids.append(id) }
             }
+            if !ids.isEmpty { idsByBase[spec.id, default: []] += ids }
         }
         let dataFileIDs = Set(dataFileEntries.map(\.spec.id))
         let names = NeedNames(idsByBase: idsByBase, entries: seenIDs.subtracting(dataFileIDs))
@@ -213,8 +219,9 @@ struct JobExpander {
     /// `checkPlaceholders`: check an ad-hoc job's placeholders (the same for every expansion, so once).
     private mutating func bindParams(_ spec: JobSpec, route: CompiledRoute, matrix: [String: ParameterValue],
                                      checkPlaceholders: Bool) -> [String: ParameterValue] {
-        let filler = Router(route: route, params: matrix)
         var bound: [String: ParameterValue] = [:]
+        // Made only for a job with params: a router copies the route, once per job of a matrix.
+        let filler = spec.params.isEmpty ? nil : Router(route: route, params: matrix)
         for (name, raw, location, keyLocation) in spec.params {
             if case .string(let text) = raw, Template.mayContainPlaceholder(text), text.contains("{{jobs.") {
                 // Filled in when the job starts, from the captures of the jobs before it.
@@ -225,7 +232,7 @@ struct JobExpander {
                 }
                 continue
             }
-            guard let value = filler.substitute(raw) else { continue }
+            guard let value = filler?.substitute(raw) else { continue }
             if route.isAdHoc {
                 bound[name] = value
                 continue
@@ -294,12 +301,13 @@ struct JobExpander {
                               hint: "use a relative path without '..' that stays inside \(SourceFileDisplay.path(outputRoot))")
             return nil
         }
-        if let other = outputs[normalized] {
+        // One hash of the path, not two: a clash puts the first job back.
+        if let other = outputs.updateValue(jobID, forKey: normalized) {
+            outputs[normalized] = other
             diagnostics.error("duplicate-output", "jobs '\(other)' and '\(jobID)' both write '\(rendered)'", at: path.location,
                               hint: "give each job its own path, e.g. with {{matrix.key}}")
             return nil
         }
-        outputs[normalized] = jobID
         return normalized
     }
 
