@@ -45,6 +45,8 @@ let package = Package(
         .target(name: "CExecutorHook"),
         // statfs's file system type (tmpfs or not), which Swift's Glibc module leaves out.
         .target(name: "CFileSystem"),
+        // glibc's mallopt (the fetchctl binary's heap growth), which it leaves out too.
+        .target(name: "CMalloc"),
         .target(
             name: "FetchKit",
             dependencies: [
@@ -92,6 +94,7 @@ let package = Package(
         .executableTarget(
             name: "fetchctl",
             dependencies: [
+                "CMalloc",
                 "FetchKit",
                 "FetchKitSchemas",
                 "FetchKitTesting",
