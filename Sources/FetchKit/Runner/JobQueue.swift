@@ -13,7 +13,6 @@ import NIOCore
 /// written-out jobs' results are kept (`needs` looks them up); every result is counted in the tally.
 final class JobQueue: @unchecked Sendable {
     private let jobs: [ExpandedJob]
-    private let explicitIDs: Set<String>
     private let feed: DataFileFeed?
     private let lock = NSLock()
     // Guarded by `lock`:
@@ -40,7 +39,6 @@ final class JobQueue: @unchecked Sendable {
     ///   or a data file's record that makes no job), as it is settled.
     init(jobs: [ExpandedJob], feed: DataFileFeed? = nil, failFast: Bool, onSkip: @escaping @Sendable (JobResult) -> Void) {
         self.jobs = jobs
-        explicitIDs = Set(jobs.map(\.id))
         self.feed = feed
         pending = Array(jobs.indices)
         pendingCount = jobs.count
@@ -74,10 +72,10 @@ final class JobQueue: @unchecked Sendable {
 
     /// Records a finished job's result. Returns true when the run must stop now (fail_fast), so
     /// the caller can cancel the jobs still running.
-    func finish(_ result: JobResult) -> Bool {
+    func finish(_ result: JobResult, of job: ExpandedJob) -> Bool {
         let (stopsRun, woken) = withLock { () -> (Bool, CircularBuffer<Waiter>?) in
             running -= 1
-            record(result)
+            record(result, kept: !job.isFromDataFile)
             var stopsRun = false
             if result.outcome == .failed, failFast, stop == nil {
                 stop = .failFast
@@ -118,13 +116,13 @@ final class JobQueue: @unchecked Sendable {
             var notStarted: [JobResult] = []
             for index in pending where index != Self.taken {
                 let result = JobResult(job: jobs[index].id, outcome: .skipped, reason: reason)
-                record(result)
+                record(result, kept: true)
                 notStarted.append(result)
             }
             if let job = held {
                 held = nil
                 let result = JobResult(job: job.id, outcome: .skipped, reason: reason)
-                record(result)
+                record(result, kept: false)
                 onNotStarted(result)
             }
             // A fan-out whose source never ran is skipped as a whole.
@@ -136,7 +134,7 @@ final class JobQueue: @unchecked Sendable {
                 case .failed(let failed): result = failed
                 case .blocked: continue
                 }
-                record(result)
+                record(result, kept: false)
                 onNotStarted(result)
             }
             return (results, tally, notStarted, stop)
@@ -182,7 +180,7 @@ final class JobQueue: @unchecked Sendable {
                     if case .job(let made) = item {
                         job = made
                     } else if case .failed(let result) = item {
-                        record(result)
+                        record(result, kept: false)
                         settled.append(result)
                         continue
                     } else {
@@ -224,14 +222,15 @@ final class JobQueue: @unchecked Sendable {
     private func skip(_ job: ExpandedJob, _ blocker: JobResult) -> JobResult {
         let result = JobResult(job: job.id, outcome: .skipped,
                                reason: "needs \(blocker.job), which \(blocker.outcome == .skipped ? "was skipped" : "failed")")
-        record(result)
+        record(result, kept: !job.isFromDataFile)
         return result
     }
 
-    /// Counts a result, and keeps it when a written-out job's (under the lock).
-    private func record(_ result: JobResult) {
+    /// Counts a result, and keeps it (`kept`) when a written-out job's, which `needs` may name; a
+    /// data file's jobs' results are only counted (under the lock).
+    private func record(_ result: JobResult, kept: Bool) {
         tally.add(result)
-        if explicitIDs.contains(result.job) { results[result.job] = result }
+        if kept { results[result.job] = result }
     }
 
     /// Jobs not yet started or settled remain (under the lock).

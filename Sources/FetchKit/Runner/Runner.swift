@@ -159,7 +159,7 @@ public final class Runner: Sendable {
     /// the loops are the global executor (`EventLoopIsolation`), and so is all the work of its jobs.
     private static func work(_ queue: JobQueue, _ jobs: JobContext, on home: isolated EventLoopIsolation?) async -> Event {
         while let job = await queue.next() {
-            if queue.finish(await jobs.execute(job)) { return .failFast }
+            if queue.finish(await jobs.execute(job), of: job) { return .failFast }
         }
         return .workerDone
     }

@@ -92,6 +92,8 @@ public struct ExpandedJob: Sendable {
     public var behaviour: Behaviour { common.behaviour }
     /// How the job pages through results; nil for a job of one request.
     public var pagination: Pagination? { common.pagination }
+    /// Made from a data file's record (`from:`, `for_each:`), not written out in the jobs file.
+    var isFromDataFile: Bool { common.spec.from != nil || common.spec.forEach != nil }
 
     /// A router that builds this job's request; matrix values fill `{{matrix.key}}` in job headers.
     public var router: Router {
