@@ -110,10 +110,10 @@ public struct RunInvocation: Sendable {
             stderr.flush()  // the diagnostics (an unset variable's warning) written above
             return .success
         }
-        return await execute(config: config, plan: plan, stderr: stderr, monitor: monitor.take(), early: early.withLock { $0 })
+        return await execute(config: config, plan: plan, stderr: stderr, monitor: monitor, early: early.withLock { $0 })
     }
 
-    private func execute(config: LoadedConfig, plan: RunPlan, stderr: LogWriter, monitor monitorStarting: EventLoopFuture<NetworkMonitor>?,
+    private func execute(config: LoadedConfig, plan: RunPlan, stderr: LogWriter, monitor: NetworkMonitorStart,
                          early: StateOpening?) async -> ExitStatus {
         let logWriter: LogWriter
         if let logFile {
@@ -244,7 +244,8 @@ public struct RunInvocation: Sendable {
         options.keepsResults = !reports.isEmpty
         options.httpClient = httpClient
         // Outages are waited out with the network monitor; without netlink, retries alone meet them.
-        if let monitorStarting {
+        // Taken here: a run that returns before this point leaves it to `perform`, which stops it.
+        if let monitorStarting = monitor.take() {
             do {
                 options.networkMonitor = try await monitorStarting.get()
             } catch {

@@ -21,8 +21,9 @@ extension SQLiteResponseCache {
                 row.generation = s.generation
                 s.deferred.append(row)
                 s.uncommitted[row.urlHash, default: 0] += 1
+                s.sinceCommit += 1
                 // A full batch is committed now, on another thread while the run goes on.
-                if s.inserted.count + s.deferred.count >= Self.batchRows { return .commit }
+                if s.sinceCommit >= s.commitRows { return .commit }
                 if s.flushTimer == nil {
                     let interval = s.commitInterval
                     // Holds the cache until it fires or a flush cancels it (`finishRun` flushes). Not
@@ -87,6 +88,7 @@ extension SQLiteResponseCache {
                 // The timer's own flush cancels nothing that matters: it is past its sleep.
                 s.flushTimer?.cancel()
                 s.flushTimer = nil
+                s.sinceCommit = 0
             }
             let previous = s.lastWrite
             s.writes += 1
@@ -132,7 +134,8 @@ extension SQLiteResponseCache {
                 // The bodies they replaced stay: the rows naming them are back.
                 return self.takeInserted().rows
             }) ?? []
-            let all = lost + rows.filter { row in !lost.contains { $0 === row } }
+            let lostIDs = Set(lost.map(ObjectIdentifier.init))
+            let all = lost + rows.filter { !lostIDs.contains(ObjectIdentifier($0)) }
             for row in all { unlink((directory as NSString).appendingPathComponent(row.body)) }
             settle(all)
             report(indexPath, "cannot store a response: \(error)")

@@ -80,6 +80,10 @@ public final class SQLiteResponseCache: ResponseCache {
         var writes = 0
         /// A step is queued or running: rows arriving meanwhile wait for the next one.
         var stepping = false
+        /// Rows stored since the last commit was queued; `commitRows` of them queue the next
+        /// (`batchRows`; tests make it smaller).
+        var sinceCommit = 0
+        var commitRows = SQLiteResponseCache.batchRows
         /// Rows inserted in the writer's open transaction, and the bodies their rows replaced
         /// (removed once the replacement is committed).
         var inserted: [PendingRow] = []

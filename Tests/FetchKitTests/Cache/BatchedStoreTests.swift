@@ -80,6 +80,23 @@ import FetchKitTesting
         await cache.finishRun(id: "run-1", maxSize: nil)
     }
 
+    @Test func aFullBatchQueuesOneCommitNotOnePerRowAfterIt() async throws {
+        let directory = try TemporaryDirectory.make(prefix: "fetchctl-tests")
+        let cache = try Self.cache(directory)
+        cache.state.withLock { $0.commitRows = 40 }
+        let rows = 200
+        for number in 0..<rows { try await Self.store(number, in: cache) }
+        await cache.state.withLock { $0.lastWrite }?.value
+        // A step per 32 rows at most, a commit per 40, whatever the writer's pace: rows stored
+        // while a full batch's commit waits for the writer must not each queue a commit of their own.
+        let writes = cache.state.withLock { $0.writes }
+        #expect(writes <= rows / SQLiteResponseCache.stepRows + rows / 40 + 1, "\(writes) batch writes for \(rows) rows")
+        // Every full batch was committed without the timer.
+        #expect(try await Self.visible(0..<160, in: directory).count == 160)
+        await cache.finishRun(id: "run-1", maxSize: nil)
+        #expect(try await Self.visible(0..<rows, in: directory).count == rows)
+    }
+
     @Test func anInvalidationRemovesARowWaitingInTheOpenTransaction() async throws {
         let directory = try TemporaryDirectory.make(prefix: "fetchctl-tests")
         let cache = try Self.cache(directory)
