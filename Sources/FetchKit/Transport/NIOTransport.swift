@@ -49,7 +49,8 @@ public final class NIOTransport: HTTPTransport {
         guard var target = Self.target(of: request), proxies.proxy(for: request.url) == nil,
               target.isSecure || options.tls == Self.noTLS else { return }
         if target.isSecure {
-            guard (try? pool.tlsContexts.security(for: options.tls, url: "")) != nil else { return }
+            let url = Redactor.redactURLUserinfo(request.url.absoluteString)
+            guard (try? pool.tlsContexts.security(for: options.tls, url: url)) != nil else { return }
             target.key.tls = options.tls
         }
         let group = MultiThreadedEventLoopGroup.singleton
