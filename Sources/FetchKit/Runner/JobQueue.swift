@@ -14,6 +14,10 @@ import NIOCore
 final class JobQueue: @unchecked Sendable {
     private let jobs: [ExpandedJob]
     private let feed: DataFileFeed?
+    /// Whether written-out jobs' results are kept (`results`): for `needs`, a fan-out's sources and
+    /// the summary's results in plan order. A batch with none of these keeps none: 20,000 results
+    /// were hashed into a dictionary during the run and freed after it, for nothing.
+    private let keepsResults: Bool
     private let lock = NSLock()
     // Guarded by `lock`:
     /// Indices into `jobs`, in order; a started or skipped job's slot becomes `taken`, and `head`
@@ -37,12 +41,14 @@ final class JobQueue: @unchecked Sendable {
 
     /// - Parameter onSkip: told of each job settled without running (skipped because of its needs,
     ///   or a data file's record that makes no job), as it is settled.
-    init(jobs: [ExpandedJob], feed: DataFileFeed? = nil, failFast: Bool, onSkip: @escaping @Sendable (JobResult) -> Void) {
+    init(jobs: [ExpandedJob], feed: DataFileFeed? = nil, failFast: Bool, keepsResults: Bool = true,
+         onSkip: @escaping @Sendable (JobResult) -> Void) {
         self.jobs = jobs
+        self.keepsResults = keepsResults
         self.feed = feed
         pending = Array(jobs.indices)
         pendingCount = jobs.count
-        results.reserveCapacity(jobs.count)
+        if keepsResults { results.reserveCapacity(jobs.count) }
         self.failFast = failFast
         self.onSkip = onSkip
     }
@@ -230,7 +236,7 @@ final class JobQueue: @unchecked Sendable {
     /// data file's jobs' results are only counted (under the lock).
     private func record(_ result: JobResult, kept: Bool) {
         tally.add(result)
-        if kept { results[result.job] = result }
+        if kept, keepsResults { results[result.job] = result }
     }
 
     /// Jobs not yet started or settled remain (under the lock).

@@ -116,7 +116,12 @@ public final class Runner: Sendable {
     private func schedule(_ jobs: JobContext) async -> ([String: JobResult], RunTally, RunSummary.Stop?) {
         let monitor = self.monitor
         let feed = plan.dataFileJobs.isEmpty ? nil : DataFileFeed(plan.dataFileJobs, shard: plan.shard)
-        let queue = JobQueue(jobs: plan.jobs, feed: feed, failFast: options.failFast || settings.failFast) { monitor.jobDidFinish($0) }
+        // Results are looked up by `needs` and a fan-out's sources, and listed for `keepsResults`.
+        let keepsResults = options.keepsResults || plan.jobs.contains { !$0.needs.isEmpty }
+            || plan.dataFileJobs.contains { !$0.needs.isEmpty || !$0.waitsFor.isEmpty }
+        let queue = JobQueue(jobs: plan.jobs, feed: feed, failFast: options.failFast || settings.failFast, keepsResults: keepsResults) {
+            monitor.jobDidFinish($0)
+        }
         let slots = waitsForHosts ? 2 * concurrency : concurrency
         let workers = feed == nil ? min(slots, plan.jobs.count) : slots
         await withTaskGroup(of: Event.self) { group in

@@ -85,6 +85,25 @@ import Testing
         try await server.shutdown()
     }
 
+    /// `fetchctl run` without `--report` asks for no results in plan order: `needs` still sees
+    /// every result it waits for, and the tally counts every job.
+    @Test func withoutKeptResultsNeedsStillSkipAndTheTallyCountsEveryJob() async throws {
+        let server = try await TestServer.start()
+        var options = Runner.Options()
+        options.keepsResults = false
+        let (summary, _) = try await run(server, """
+            settings: {retry: {limit: 0}}
+            jobs:
+              - {id: broken, url: "${BASE}/status/500"}
+              - {id: after, url: "${BASE}/echo", needs: [broken]}
+              - {id: independent, url: "${BASE}/echo"}
+            """, options: options)
+        #expect(summary.results.isEmpty)
+        #expect(summary.count(.failed) == 1 && summary.count(.skipped) == 1 && summary.count(.succeeded) == 1)
+        #expect(server.state.requests.map(\.path).sorted() == ["/echo", "/status/500"])
+        try await server.shutdown()
+    }
+
     @Test func needsRunFirst() async throws {
         let server = try await TestServer.start()
         let (summary, _) = try await run(server, """
