@@ -97,6 +97,29 @@ import FetchKitTesting
         #expect(try await Self.visible(0..<rows, in: directory).count == rows)
     }
 
+    /// `max_size` at the end of a run, after its last rows are committed: over it, least recently
+    /// used entries go; under it, none.
+    @Test(arguments: [(maxSize: Int64(2_000), pruned: true), (maxSize: Int64(1 << 20), pruned: false)])
+    func theEndOfARunPrunesToMaxSize(maxSize: Int64, pruned: Bool) async throws {
+        let directory = try TemporaryDirectory.make(prefix: "fetchctl-tests")
+        let cache = try Self.cache(directory)
+        let rows = 50
+        for number in 0..<rows {
+            let writer = try #require(cache.makeBodyWriter())
+            try writer.write(ByteBuffer(string: String(repeating: "x", count: 100)))
+            try writer.complete()
+            await cache.store(Self.entry(number), body: writer)
+        }
+        await cache.finishRun(id: "run-1", maxSize: maxSize)
+        let kept = try await Self.visible(0..<rows, in: directory).count
+        if pruned {
+            #expect(kept >= 1 && kept <= 20, "\(kept) of \(rows) 100-byte entries kept under 2,000 bytes")
+        } else {
+            #expect(kept == rows)
+        }
+        #expect(cache.state.withLock { $0.uncommitted.isEmpty })
+    }
+
     @Test func anInvalidationRemovesARowWaitingInTheOpenTransaction() async throws {
         let directory = try TemporaryDirectory.make(prefix: "fetchctl-tests")
         let cache = try Self.cache(directory)
