@@ -76,3 +76,13 @@ final actor EventLoopIsolation {
         loop.executor.asUnownedSerialExecutor()
     }
 }
+
+extension MultiThreadedEventLoopGroup {
+    /// A loop other than the calling thread's (any loop when the caller is on none), for work that
+    /// should not wait for what the caller's loop is busy with: `fetchctl run`'s network monitor
+    /// and first connection, started while this loop loads the jobs file and opens the stores.
+    func loopOtherThanCurrent() -> any EventLoop {
+        for loop in makeIterator() where !loop.inEventLoop { return loop }
+        return next()
+    }
+}

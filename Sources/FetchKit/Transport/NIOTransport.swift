@@ -53,9 +53,7 @@ public final class NIOTransport: HTTPTransport {
             guard (try? pool.tlsContexts.security(for: options.tls, url: url)) != nil else { return }
             target.key.tls = options.tls
         }
-        let group = MultiThreadedEventLoopGroup.singleton
-        let loop = group.makeIterator().first { !$0.inEventLoop } ?? group.next()
-        pool.preconnect(target.key, on: loop)
+        pool.preconnect(target.key, on: MultiThreadedEventLoopGroup.singleton.loopOtherThanCurrent())
     }
 
     /// Whether a request has gone to AsyncHTTPClient (tests check which client served them).
