@@ -310,7 +310,7 @@ public struct RunInvocation: Sendable {
     }
 
     private func settings(_ config: LoadedConfig) -> Settings {
-        config.jobsFile?.settings ?? Settings(outputDir: ".", stateDir: ".fetchctl")
+        Runner.settings(of: config)
     }
 
     /// The proxies for a run: `settings.proxy` where set, else the environment's (`https_proxy`, …).

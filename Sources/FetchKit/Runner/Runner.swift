@@ -66,7 +66,12 @@ public final class Runner: Sendable {
         self.transport = transport
     }
 
-    var settings: Settings { config.jobsFile?.settings ?? Settings(outputDir: ".", stateDir: ".fetchctl") }
+    var settings: Settings { Self.settings(of: config) }
+
+    /// The jobs file's settings; the defaults for a config without a jobs file.
+    static func settings(of config: LoadedConfig) -> Settings {
+        config.jobsFile?.settings ?? Settings(outputDir: ".", stateDir: ".fetchctl")
+    }
     public var concurrency: Int { max(1, options.concurrency ?? settings.concurrency) }
 
     /// Whether a job can find its host busy (`per_host` below `concurrency`). Then twice as many
@@ -186,8 +191,7 @@ public final class Runner: Sendable {
     /// passes it to `init(transport:)` (and shuts it down after): `fetchctl run` opens the first
     /// job's connection with it while its state directory is still opening.
     public static func makeTransport(config: LoadedConfig, proxies: ProxyResolver, client: Session.HTTPClientKind) -> any HTTPTransport {
-        let settings = config.jobsFile?.settings ?? Settings(outputDir: ".", stateDir: ".fetchctl")
-        return Session.makeTransport(sessionConfiguration(settings, redactor: config.redactor, proxies: proxies, client: client))
+        Session.makeTransport(sessionConfiguration(settings(of: config), redactor: config.redactor, proxies: proxies, client: client))
     }
 
     /// A run id: UTC time and a random suffix, e.g. `20261121T120000Z-3f9a1c`.
