@@ -93,6 +93,13 @@ final class ConnectionPool: @unchecked Sendable {
         Host(spoken: key.tls != nil && offersHTTP2 ? .unknown : .http1)
     }
 
+    /// Runs `body` on `key`'s entry in place (made if missing), under the lock. In place: a copy
+    /// taken out and stored back shared its idle list with the dictionary's, so taking a
+    /// connection from it copied the whole list, and hashed the key twice.
+    private func withHost<T>(_ key: Key, _ body: (inout Host) -> T) -> T {
+        body(&hosts[key, default: newHost(key)])
+    }
+
     /// The host's HTTP/2 connection; an idle connection to `key` (one on `eventLoop` first); a new
     /// one when fewer than `perHost` are open (and the protocol is known); or the next one another
     /// request gives back.
@@ -100,29 +107,29 @@ final class ConnectionPool: @unchecked Sendable {
         enum Action { case reuse(any PooledConnection), open, wait(EventLoopPromise<Lease>), shutDown }
         let action = lock.withLock { () -> Action in
             guard !isShutdown else { return .shutDown }
-            var host = hosts[key] ?? newHost(key)
-            defer { hosts[key] = host }
-            if let shared = host.multiplexed { return .reuse(shared) }
-            if !host.idle.isEmpty {
-                let index = host.idle.lastIndex { $0.eventLoop === eventLoop } ?? host.idle.count - 1
-                return .reuse(host.idle.remove(at: index))
-            }
-            if host.preconnecting > 0 {
-                host.preconnecting -= 1
+            return withHost(key) { host -> Action in
+                if let shared = host.multiplexed { return .reuse(shared) }
+                if !host.idle.isEmpty {
+                    let index = host.idle.lastIndex { $0.eventLoop === eventLoop } ?? host.idle.count - 1
+                    return .reuse(host.idle.remove(at: index))
+                }
+                if host.preconnecting > 0 {
+                    host.preconnecting -= 1
+                    let promise = eventLoop.makePromise(of: Lease.self)
+                    host.waiters.append(promise)
+                    return .wait(promise)
+                }
+                // Until a connection has said which protocol the host speaks (or while its one HTTP/2
+                // connection is being replaced), one connection at a time is opened.
+                let opensOneAtATime = host.spoken != .http1
+                if host.open < (opensOneAtATime ? 1 : perHost) {
+                    host.open += 1
+                    return .open
+                }
                 let promise = eventLoop.makePromise(of: Lease.self)
                 host.waiters.append(promise)
                 return .wait(promise)
             }
-            // Until a connection has said which protocol the host speaks (or while its one HTTP/2
-            // connection is being replaced), one connection at a time is opened.
-            let opensOneAtATime = host.spoken != .http1
-            if host.open < (opensOneAtATime ? 1 : perHost) {
-                host.open += 1
-                return .open
-            }
-            let promise = eventLoop.makePromise(of: Lease.self)
-            host.waiters.append(promise)
-            return .wait(promise)
         }
         switch action {
         case .reuse(let connection):
@@ -144,12 +151,12 @@ final class ConnectionPool: @unchecked Sendable {
     func preconnect(_ key: Key, on eventLoop: EventLoop) {
         let opens = lock.withLock { () -> Bool in
             guard !isShutdown else { return false }
-            var host = hosts[key] ?? newHost(key)
-            defer { hosts[key] = host }
-            guard host.open == 0 else { return false }
-            host.open += 1
-            host.preconnecting += 1
-            return true
+            return withHost(key) { host in
+                guard host.open == 0 else { return false }
+                host.open += 1
+                host.preconnecting += 1
+                return true
+            }
         }
         guard opens else { return }
         open(key, on: eventLoop, for: nil)
@@ -161,9 +168,11 @@ final class ConnectionPool: @unchecked Sendable {
         guard !connection.isMultiplexed else { return }
         let waiter = lock.withLock { () -> EventLoopPromise<Lease>?? in
             guard !isShutdown else { return .some(nil) }
-            if let waiter = hosts[connection.key]?.waiters.popFirst() { return waiter }
-            hosts[connection.key, default: newHost(connection.key)].idle.append(connection)
-            return nil
+            return withHost(connection.key) { host in
+                if let waiter = host.waiters.popFirst() { return waiter }
+                host.idle.append(connection)
+                return nil
+            }
         }
         switch waiter {
         case .some(.some(let promise)): promise.succeed(Lease(connection: connection, reused: true))
@@ -187,14 +196,16 @@ final class ConnectionPool: @unchecked Sendable {
     private func closed(_ connection: any PooledConnection) {
         let waiter = lock.withLock { () -> EventLoopPromise<Lease>? in
             if retired.removeValue(forKey: ObjectIdentifier(connection)) != nil { return nil }  // forgotten already
-            guard var host = hosts[connection.key] else { return nil }
-            defer { hosts[connection.key] = host }
-            if let index = host.idle.firstIndex(where: { $0 === connection }) { host.idle.remove(at: index) }
-            if host.multiplexed === connection { host.multiplexed = nil }
-            host.open -= 1
-            guard !isShutdown, let waiter = host.waiters.popFirst() else { return nil }
-            host.open += 1
-            return waiter
+            guard hosts[connection.key] != nil else { return nil }
+            let isShutdown = isShutdown
+            return withHost(connection.key) { host in
+                if let index = host.idle.firstIndex(where: { $0 === connection }) { host.idle.remove(at: index) }
+                if host.multiplexed === connection { host.multiplexed = nil }
+                host.open -= 1
+                guard !isShutdown, let waiter = host.waiters.popFirst() else { return nil }
+                host.open += 1
+                return waiter
+            }
         }
         if let waiter { open(connection.key, on: waiter.futureResult.eventLoop, for: waiter) }
     }

@@ -56,7 +56,6 @@ final class ExchangeCore: @unchecked Sendable {
         let completion: @Sendable (Result<ExchangeFinished, Error>) -> Void
         var id: UInt64 = 0
         var lastProgress = NIODeadline.now()
-        var watchdog: Scheduled<Void>?
         var sawHead = false
         var keepAlive = true
         var status = 0
@@ -74,12 +73,22 @@ final class ExchangeCore: @unchecked Sendable {
 
     private(set) var context: ChannelHandlerContext?
     private var exchange: Exchange?
+    /// The timer that checks the current exchange's deadlines, and when it fires. One per channel,
+    /// not per exchange: an exchange that ends leaves it armed, and the next one on a keep-alive
+    /// connection re-arms it only if it needs a check sooner. A timer that finds nothing due (or no
+    /// exchange) is harmless; scheduling and cancelling one for every exchange cost two futures, a
+    /// closure and two trips through the loop's timer heap a job.
+    private var watchdog: Scheduled<Void>?
+    private var watchdogDue: NIODeadline?
     private var lastID: UInt64 = 0
     /// The id `start` gives the first exchange (an HTTP/2 stream's handler runs only that one).
     static let firstID: UInt64 = 1
 
     func added(_ context: ChannelHandlerContext) { self.context = context }
-    func removed() { context = nil }
+    func removed() {
+        context = nil
+        disarm()
+    }
 
     /// Takes `exchange` on, with the next id: the context to write its request to, or nil when the
     /// channel can't take it (the completion has been told).
@@ -100,6 +109,13 @@ final class ExchangeCore: @unchecked Sendable {
     /// The request of exchange `id` is written (`flushed` tells how that went); its deadlines start.
     func sent(_ id: UInt64, flushed: EventLoopFuture<Void>) {
         flushed.whenFailure { [self] error in fail(id, TransportFailure(underlying: error, afterHead: false)) }
+        sent()
+    }
+
+    /// The current exchange's request is written without a promise: a write that fails closes
+    /// the channel (NIO fails the exchange through `inactive`), and NIO's header validator reports
+    /// what it refuses through `caught`. Its deadlines start.
+    func sent() {
         guard let current = exchange else { return }
         arm(after: current.deadlines.untilNextCheck(last: current.lastProgress, now: .now()))
     }
@@ -127,7 +143,6 @@ final class ExchangeCore: @unchecked Sendable {
         }
         if parts.end, let finished = exchange {
             exchange = nil
-            finished.watchdog?.cancel()
             finished.completion(.success(ExchangeFinished(received: finished.received, keepAlive: finished.keepAlive,
                                                           status: finished.status, expectedLength: finished.expectedLength)))
         }
@@ -168,18 +183,34 @@ final class ExchangeCore: @unchecked Sendable {
     private func fail(_ id: UInt64, _ error: Error) {
         guard let failed = exchange, failed.id == id else { return }
         exchange = nil
-        failed.watchdog?.cancel()
         context?.close(promise: nil)
         failed.completion(.failure(error))
     }
 
+    /// Makes sure the timer fires within `delay`: an armed timer due by then stays as it is.
     private func arm(after delay: Duration) {
-        guard let context, let id = exchange?.id else { return }
-        exchange?.watchdog = context.eventLoop.scheduleTask(in: .nanoseconds(delay.inNanoseconds)) { [self] in check(id) }
+        guard let context, exchange != nil else { return }
+        let due = NIODeadline.now() + .nanoseconds(delay.inNanoseconds)
+        if let watchdogDue, watchdog != nil, watchdogDue <= due { return }
+        watchdog?.cancel()
+        watchdogDue = due
+        watchdog = context.eventLoop.scheduleTask(deadline: due) { [self] in
+            watchdog = nil
+            watchdogDue = nil
+            check()
+        }
     }
 
-    private func check(_ id: UInt64) {
-        guard let current = exchange, current.id == id else { return }
+    private func disarm() {
+        watchdog?.cancel()
+        watchdog = nil
+        watchdogDue = nil
+    }
+
+    /// The timer fired: checks the current exchange, if any, and arms again for its next check.
+    private func check() {
+        guard let current = exchange else { return }
+        let id = current.id
         let now = NIODeadline.now()
         switch current.deadlines.check(now: now, lastProgress: current.lastProgress, hasHead: current.sawHead) {
         case .fail(let error):
@@ -205,7 +236,8 @@ final class HTTP1ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler
         guard let (id, context) = core.begin(exchange) else { return core.currentID }
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         if let body { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
-        core.sent(id, flushed: context.writeAndFlush(wrapOutboundOut(.end(nil))))
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        core.sent()
         return id
     }
 
