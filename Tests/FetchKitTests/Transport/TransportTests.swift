@@ -91,6 +91,32 @@ import Testing
         }
     }
 
+    /// FetchKit's client keeps one deadline timer per connection, armed by the first exchange and
+    /// left armed after it: the next exchange on that connection must still get its own deadlines,
+    /// sooner or later than the timer it finds.
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func eachExchangeOnAReusedConnectionKeepsItsOwnDeadlines(client: Session.HTTPClientKind) async throws {
+        try await withServer(client, perHost: 1) { server, transport in
+            let short = TransportTimeouts(connect: .seconds(5), read: .milliseconds(300), total: nil)
+            let long = TransportTimeouts(connect: .seconds(5), read: .seconds(10), total: nil)
+            // A short deadline first: the timer it leaves fires during the next, longer one.
+            _ = try await fetch(transport, server.baseURL + "/bytes/100", timeouts: short)
+            let slow = try await fetch(transport, server.baseURL + "/bytes/100000?stall_after=50000&stall_ms=700", timeouts: long)
+            #expect(slow.bytes.count == 100_000)
+            // A long deadline first: the next exchange's shorter one must not wait for its timer.
+            _ = try await fetch(transport, server.baseURL + "/bytes/100", timeouts: long)
+            let started = ContinuousClock.now
+            do {
+                _ = try await fetch(transport, server.baseURL + "/bytes/200000?stall_after=70000&stall_ms=5000", timeouts: short)
+                Issue.record("expected a timeout")
+            } catch let error as FetchError {
+                #expect(error.code == .timeout)
+                #expect(error.message == "no data for 300ms (read timeout)")
+            }
+            #expect(ContinuousClock.now - started < .seconds(3))
+        }
+    }
+
     @Test(arguments: Session.HTTPClientKind.allCases)
     func aTotalDeadlineCoversTheBody(client: Session.HTTPClientKind) async throws {
         try await withServer(client) { server, transport in
