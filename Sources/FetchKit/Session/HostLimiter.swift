@@ -8,18 +8,20 @@ import NIOCore
 final class HostLimiter: Sendable {
     let limit: Int
 
-    private struct Waiter {
-        var id: UInt64
-        var continuation: CheckedContinuation<Void, Error>
+    /// A request waiting for a slot. A class, changed only under the lock: a cancelled waiter is
+    /// marked and left in its queue for `release` to skip, so nothing has to search a queue or keep
+    /// a set of ids, and a queue of references costs no generic copies of a continuation.
+    private final class Waiter: @unchecked Sendable {
+        var continuation: CheckedContinuation<Void, Error>?
+        /// Cancelled before it was granted a slot: not to be queued, or to be skipped in its queue.
+        var cancelled = false
+        /// Granted a slot by `release`: a later cancellation changes nothing.
+        var granted = false
     }
 
     private struct State {
         var inFlight: [String: Int] = [:]
         var waiters: [String: CircularBuffer<Waiter>] = [:]
-        /// Requests that found no free slot and have been neither granted one nor cancelled; a
-        /// cancellation removes its id, which tells a request not yet queued not to queue.
-        var waiting: Set<UInt64> = []
-        var nextID: UInt64 = 0
     }
 
     private let state = LockedBox(State())
@@ -32,28 +34,21 @@ final class HostLimiter: Sendable {
     /// while waiting. Every successful `acquire` must be followed by one `release`.
     func acquire(_ host: String) async throws {
         let limit = self.limit
-        let id = state.withLock { s -> UInt64? in
-            if s.inFlight[host, default: 0] < limit {
-                s.inFlight[host, default: 0] += 1
-                return nil
-            }
-            s.nextID += 1
-            s.waiting.insert(s.nextID)
-            return s.nextID
-        }
-        guard let id else { return }
+        let mustWait = state.withLock { s in !Self.take(&s.inFlight[host, default: 0], limit: limit) }
+        guard mustWait else { return }
+        let waiter = Waiter()
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
                 enum Next { case wait, granted, cancelled }
                 let next = state.withLock { s -> Next in
-                    guard s.waiting.contains(id) else { return .cancelled }
-                    // A slot freed since the first look, with nobody queued: take it.
-                    if s.inFlight[host, default: 0] < limit {
-                        s.inFlight[host, default: 0] += 1
-                        s.waiting.remove(id)
+                    if waiter.cancelled { return .cancelled }
+                    // A slot freed since the first look: take it.
+                    if Self.take(&s.inFlight[host, default: 0], limit: limit) {
+                        waiter.granted = true
                         return .granted
                     }
-                    s.waiters[host, default: CircularBuffer()].append(Waiter(id: id, continuation: continuation))
+                    waiter.continuation = continuation
+                    s.waiters[host, default: CircularBuffer()].append(waiter)
                     return .wait
                 }
                 switch next {
@@ -63,45 +58,53 @@ final class HostLimiter: Sendable {
                 }
             }
         } onCancel: {
-            cancelWaiter(host, id: id)
+            let continuation = state.withLock { _ -> CheckedContinuation<Void, Error>? in
+                guard !waiter.granted, !waiter.cancelled else { return nil }
+                waiter.cancelled = true
+                defer { waiter.continuation = nil }
+                return waiter.continuation  // nil if not queued yet: it won't queue
+            }
+            continuation?.resume(throwing: CancellationError())
         }
     }
 
     /// Frees a slot, handing it to the longest waiter if there is one.
     func release(_ host: String) {
-        let next = state.withLock { s -> Waiter? in
-            if var queue = s.waiters[host], let next = queue.popFirst() {
-                s.waiters[host] = queue.isEmpty ? nil : queue
-                s.waiting.remove(next.id)
-                return next  // the slot passes to it: in-flight stays the same
+        let next = state.withLock { s -> CheckedContinuation<Void, Error>? in
+            // The host's queue changed in place, with one lookup (a copy taken out would copy it).
+            if let index = s.waiters.index(forKey: host) {
+                defer { if s.waiters.values[index].isEmpty { s.waiters.remove(at: index) } }
+                while let waiter = s.waiters.values[index].popFirst() {
+                    guard !waiter.cancelled, let continuation = waiter.continuation else { continue }
+                    waiter.granted = true
+                    waiter.continuation = nil
+                    return continuation  // the slot passes to it: in-flight stays the same
+                }
             }
-            s.inFlight[host, default: 1] -= 1
-            if s.inFlight[host] == 0 { s.inFlight[host] = nil }
+            // One lookup of the host, not three.
+            if let index = s.inFlight.index(forKey: host) {
+                if s.inFlight.values[index] > 1 { s.inFlight.values[index] -= 1 } else { s.inFlight.remove(at: index) }
+            }
             return nil
         }
-        next?.continuation.resume()
+        next?.resume()
     }
 
-    /// Requests queued for `host` (for tests).
+    /// Takes a slot if `inFlight` (the host's entry, changed in place: one lookup) is below `limit`.
+    private static func take(_ inFlight: inout Int, limit: Int) -> Bool {
+        guard inFlight < limit else { return false }
+        inFlight += 1
+        return true
+    }
+
+    /// Requests queued for `host` and not cancelled (for tests).
     func queued(_ host: String) -> Int {
-        state.withLock { $0.waiters[host]?.count ?? 0 }
+        state.withLock { s in s.waiters[host].map { $0.filter { !$0.cancelled }.count } ?? 0 }
     }
 
     /// Requests holding a slot for `host` (for tests).
     func inFlight(_ host: String) -> Int {
         state.withLock { $0.inFlight[host] ?? 0 }
-    }
-
-    private func cancelWaiter(_ host: String, id: UInt64) {
-        let waiter = state.withLock { s -> Waiter? in
-            // Not waiting any more: granted a slot already (it will be released as usual).
-            guard s.waiting.remove(id) != nil else { return nil }
-            guard var queue = s.waiters[host], let index = queue.firstIndex(where: { $0.id == id }) else { return nil }
-            let waiter = queue.remove(at: index)
-            s.waiters[host] = queue.isEmpty ? nil : queue
-            return waiter
-        }
-        waiter?.continuation.resume(throwing: CancellationError())
     }
 }
 
