@@ -85,13 +85,27 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                 reply.body = .bytes([])
                 reply.sendsContentLength = false
             }
-            if reply.delay > .zero {
+            if let count = query["until_requests"].flatMap(Int.init) {
+                // Held until the server has had `count` requests, or for `delay` at most: a test
+                // that needs others' requests to arrive while this one is open doesn't rely on time.
+                holdUntil(requests: count, deadline: .now() + reply.delay, reply, context: context)
+            } else if reply.delay > .zero {
                 context.eventLoop.assumeIsolated().scheduleTask(in: reply.delay) {
                     self.send(reply, context: context)
                 }
             } else {
                 send(reply, context: context)
             }
+        }
+    }
+
+    private func holdUntil(requests count: Int, deadline: NIODeadline, _ reply: Reply, context: ChannelHandlerContext) {
+        if state.requests.count >= count || NIODeadline.now() >= deadline {
+            send(reply, context: context)
+            return
+        }
+        context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(2)) {
+            self.holdUntil(requests: count, deadline: deadline, reply, context: context)
         }
     }
 

@@ -11,7 +11,20 @@ import NIOCore
 /// The written-out jobs come first; then the data files' jobs, made from the feed one at a time as
 /// workers ask (a data file's jobs can need written-out jobs, never the reverse). Only the
 /// written-out jobs' results are kept (`needs` looks them up); every result is counted in the tally.
+///
+/// With a `HostSpread` (`per_host` below `concurrency`), a ready job whose host already has
+/// `per_host` jobs running is set aside (`JobsAside`) for the next one whose host has room. A
+/// worker that finishes a job asks first for the next job set aside for the host it just freed,
+/// so it goes on with that host instead of waiting for a busy one while another worker is woken to
+/// take its slot. When more than `window` jobs are aside, or nothing else is ready, the longest
+/// waiting of them goes anyway (its request then waits in the session's `HostLimiter`).
 final class JobQueue: @unchecked Sendable {
+    /// How jobs are spread over their hosts: `per_host`, and how far ahead to look past full hosts.
+    struct HostSpread {
+        var perHost: Int
+        var window: Int
+    }
+
     private let jobs: [ExpandedJob]
     private let feed: DataFileFeed?
     /// Whether written-out jobs' results are kept (`results`): for `needs`, a fan-out's sources and
@@ -35,15 +48,21 @@ final class JobQueue: @unchecked Sendable {
     private var lastWaiterID: UInt64 = 0
     private let failFast: Bool
     private let onSkip: @Sendable (JobResult) -> Void
+    private let spread: HostSpread?
+    /// Jobs handed out and not finished, by host (with a `spread`).
+    private var runningByHost: [String: Int] = [:]
+    /// Ready jobs passed over because their host was full (with a `spread`).
+    private var aside = JobsAside()
 
     private static let taken = -1
     private typealias Waiter = (id: UInt64, continuation: CheckedContinuation<Void, Never>)
 
     /// - Parameter onSkip: told of each job settled without running (skipped because of its needs,
     ///   or a data file's record that makes no job), as it is settled.
-    init(jobs: [ExpandedJob], feed: DataFileFeed? = nil, failFast: Bool, keepsResults: Bool = true,
+    init(jobs: [ExpandedJob], feed: DataFileFeed? = nil, failFast: Bool, keepsResults: Bool = true, spread: HostSpread? = nil,
          onSkip: @escaping @Sendable (JobResult) -> Void) {
         self.jobs = jobs
+        self.spread = spread
         self.keepsResults = keepsResults
         self.feed = feed
         pending = Array(jobs.indices)
@@ -54,7 +73,8 @@ final class JobQueue: @unchecked Sendable {
     }
 
     enum Next {
-        case job(ExpandedJob)
+        /// A job to run, and its host as `spread` counted it (give it back to `finish`).
+        case job(ExpandedJob, host: String?)
         /// Nothing is ready, but a running job may make something ready.
         case wait
         /// Nothing is left to start (or the run stopped).
@@ -64,11 +84,12 @@ final class JobQueue: @unchecked Sendable {
     }
 
     /// The next ready job for a worker, waiting while nothing is ready but jobs are running;
-    /// nil when the worker should stop.
-    func next() async -> ExpandedJob? {
+    /// nil when the worker should stop. `host` goes back to `finish` with the job's result, and
+    /// to the next call as `after`: the next job set aside for that host comes first.
+    func next(after previous: String? = nil) async -> (job: ExpandedJob, host: String?)? {
         while true {
-            switch take() {
-            case .job(let job): return job
+            switch take(preferring: previous) {
+            case .job(let job, let host): return (job, host)
             case .done: return nil
             case .wait: await waitForResult()
             case .again: continue
@@ -78,9 +99,12 @@ final class JobQueue: @unchecked Sendable {
 
     /// Records a finished job's result. Returns true when the run must stop now (fail_fast), so
     /// the caller can cancel the jobs still running.
-    func finish(_ result: JobResult, of job: ExpandedJob) -> Bool {
+    func finish(_ result: JobResult, of job: ExpandedJob, host: String? = nil) -> Bool {
         let (stopsRun, woken) = withLock { () -> (Bool, CircularBuffer<Waiter>?) in
             running -= 1
+            if let host, let index = runningByHost.index(forKey: host) {
+                if runningByHost.values[index] > 1 { runningByHost.values[index] -= 1 } else { runningByHost.remove(at: index) }
+            }
             record(result, kept: !job.isFromDataFile)
             var stopsRun = false
             if result.outcome == .failed, failFast, stop == nil {
@@ -125,6 +149,11 @@ final class JobQueue: @unchecked Sendable {
                 record(result, kept: true)
                 notStarted.append(result)
             }
+            for entry in aside.removeAll() {
+                let result = JobResult(job: entry.job.id, outcome: .skipped, reason: reason)
+                record(result, kept: entry.planIndex != nil)
+                if entry.planIndex != nil { notStarted.append(result) } else { onNotStarted(result) }
+            }
             if let job = held {
                 held = nil
                 let result = JobResult(job: job.id, outcome: .skipped, reason: reason)
@@ -149,16 +178,22 @@ final class JobQueue: @unchecked Sendable {
 
     // MARK: - Under the lock
 
-    private func take() -> Next {
+    private func take(preferring previous: String?) -> Next {
         var settled: [JobResult] = []
         let next = withLock { () -> Next in
+            // The host the worker just freed: its next job set aside, if it has room.
+            if !aside.isEmpty, stop == nil, !Task.isCancelled, let previous, !isFull(previous),
+               let entry = aside.take(for: previous) {
+                return start(entry.job, host: previous)
+            }
             var index = head
             while stop == nil, !Task.isCancelled, index < pending.count {
                 guard pending[index] != Self.taken else {
                     index += 1
                     continue
                 }
-                let job = jobs[pending[index]]
+                let planIndex = pending[index]
+                let job = jobs[planIndex]
                 let needs = job.needs.map { results[$0] }
                 if needs.contains(where: { $0 == nil }) {
                     index += 1
@@ -172,8 +207,8 @@ final class JobQueue: @unchecked Sendable {
                     index = head  // a skip may settle other jobs' needs
                     continue
                 }
-                running += 1
-                return .job(job)
+                if let started = startOrSetAside(job, planIndex: planIndex) { return started }
+                index += 1
             }
             // Then the data files' jobs, one held back at a time while its needs run. A file of bad
             // records is reported a batch at a time, not gathered whole under the lock.
@@ -205,8 +240,11 @@ final class JobQueue: @unchecked Sendable {
                     settled.append(skip(job, blocker))
                     continue
                 }
-                running += 1
-                return .job(job)
+                if let started = startOrSetAside(job, planIndex: nil) { return started }
+            }
+            // Nothing else ready: a job set aside goes, one whose host has room first.
+            if stop == nil, !Task.isCancelled, let (host, entry) = aside.takeFirst(where: { !isFull($0) }, orOldest: true) {
+                return start(entry.job, host: host)
             }
             if stop == nil, !Task.isCancelled, hasWorkLeft, running > 0 { return .wait }
             return .done
@@ -214,6 +252,30 @@ final class JobQueue: @unchecked Sendable {
         for result in settled { onSkip(result) }
         if !settled.isEmpty { wakeAll() }  // a skip may have made jobs ready for others
         return next
+    }
+
+    /// Hands out a ready `job` whose host has room (or that has no spread to respect); sets it
+    /// aside when its host is full, and then hands out the longest waiting job set aside if more
+    /// than `window` are (under the lock). nil when it set the job aside and handed out none.
+    private func startOrSetAside(_ job: ExpandedJob, planIndex: Int?) -> Next? {
+        guard let spread, let host = job.firstRequestHost else { return start(job, host: nil) }
+        guard isFull(host) else { return start(job, host: host) }
+        aside.add(job, planIndex: planIndex, host: host)
+        guard aside.count > spread.window, let (oldestHost, oldest) = aside.takeFirst(where: { !isFull($0) }, orOldest: true) else { return nil }
+        return start(oldest.job, host: oldestHost)
+    }
+
+    /// Hands `job` out (under the lock), counting it against `host`.
+    private func start(_ job: ExpandedJob, host: String?) -> Next {
+        running += 1
+        if let host { runningByHost[host, default: 0] += 1 }
+        return .job(job, host: host)
+    }
+
+    /// Whether `host` has `per_host` jobs running (under the lock).
+    private func isFull(_ host: String) -> Bool {
+        guard let spread, !runningByHost.isEmpty else { return false }
+        return runningByHost[host, default: 0] >= spread.perHost
     }
 
     /// Results settled in one `take` before they are reported.
@@ -240,7 +302,7 @@ final class JobQueue: @unchecked Sendable {
     }
 
     /// Jobs not yet started or settled remain (under the lock).
-    private var hasWorkLeft: Bool { pendingCount > 0 || held != nil || !(feed?.isEmpty ?? true) }
+    private var hasWorkLeft: Bool { pendingCount > 0 || held != nil || !aside.isEmpty || !(feed?.isEmpty ?? true) }
 
     private func waitForResult() async {
         let id = withLock { () -> UInt64 in
@@ -268,6 +330,7 @@ final class JobQueue: @unchecked Sendable {
 
     /// Whether `take` would find a job (or a skip) now.
     private func hasReadyJob() -> Bool {
+        if !aside.isEmpty { return true }
         if let job = held, job.needs.allSatisfy({ results[$0] != nil }) { return true }
         if held == nil, let feed, feed.canAdvance(results: { results[$0] }) { return true }
         var index = head

@@ -27,8 +27,9 @@ public final class Session: Sendable {
         /// Which requests the session's own transport sends through a proxy (none by default).
         public var proxies: ProxyResolver
         /// Requests in flight at once over all hosts, counted once a request holds its host's slot
-        /// (`perHost`); nil: no limit but the callers'. The runner sets it when jobs may wait for a
-        /// busy host, so that the waiting ones don't hold a slot another host could use.
+        /// (`perHost`); nil: no limit but the callers'. For a program with more tasks sending than
+        /// it wants requests in flight, so that those waiting for a busy host hold no slot another
+        /// host could use. (`Runner` doesn't need it: its queue hands out jobs for hosts with room.)
         public var inFlight: Int?
         /// Which HTTP client the session's own transport is.
         public var client: HTTPClientKind

@@ -1,0 +1,108 @@
+import Foundation
+import FetchKitTesting
+import Testing
+@testable import FetchKit
+
+/// `per_host` below `concurrency`: the queue hands a worker the next job whose host has room
+/// (`JobQueue.HostSpread`), from the written-out jobs and from a data file alike.
+@Suite struct HostSpreadTests {
+    /// Runs `jobs` (with `files` beside it) against `server`; `${PORT}` is the server's port.
+    private func run(_ server: TestServer, _ jobs: String, files: [String: String] = [:]) async throws -> RunSummary {
+        let port = try #require(URL(string: server.baseURL)?.port)
+        var all = files
+        all["jobs.yaml"] = "version: 1\n" + jobs.replacingOccurrences(of: "${PORT}", with: String(port))
+        let fixture = try ConfigFixture(all)
+        let config = fixture.load("jobs.yaml", mode: .run)
+        #expect(config.diagnostics.isEmpty, "\(config.diagnostics)")
+        let plan = try RunPlan(config: config)
+        return await Runner(config: config, plan: plan).run()
+    }
+
+    @Test func aURLsHostIsReadFromItsText() {
+        #expect(JobHost.host(inURL: "http://User:pw@Example.COM:8080/a?b#c", complete: false) == "example.com")
+        #expect(JobHost.host(inURL: "https://[::1]:8443/x", complete: false) == "::1")
+        #expect(JobHost.host(inURL: "http://127.0.0.1?q=1", complete: false) == "127.0.0.1")
+        // The authority may go on while no path, query or fragment has begun.
+        #expect(JobHost.host(inURL: "http://127.0.0.", complete: false) == nil)
+        #expect(JobHost.host(inURL: "http://h", complete: true) == "h")
+        #expect(JobHost.host(inURL: "/relative/path", complete: true) == nil)
+        #expect(JobHost.host(inURL: "http://:80/", complete: true) == nil)
+    }
+
+    /// A placeholder in the host is filled from the job's row, matrix or params, as its router would.
+    @Test func aJobsHostComesFromItsFilledInURL() throws {
+        let fixture = try ConfigFixture([
+            "jobs.yaml": """
+                version: 1
+                jobs:
+                  - {id: m, url: "http://{{matrix.h}}.example:81/x", matrix: {h: [A, b]}}
+                  - {id: f, url: "https://{{row.host}}/{{row.n}}", from: {file: rows.csv}, key: "{{row.n}}"}
+                """,
+            "rows.csv": "n,host\n1,one.test\n",
+        ])
+        let config = fixture.load("jobs.yaml", mode: .run)
+        #expect(config.diagnostics.isEmpty, "\(config.diagnostics)")
+        let plan = try RunPlan(config: config)
+        #expect(plan.jobs.map(\.firstRequestHost) == ["a.example", "b.example"])
+        let feed = DataFileFeed(plan.dataFileJobs, shard: plan.shard)
+        guard case .job(let job)? = feed.next(results: { _ in nil }) else {
+            Issue.record("the data file made no job")
+            return
+        }
+        #expect(job.firstRequestHost == "one.test")
+    }
+
+    /// Three slow jobs for one host, then six fast ones for another, from a data file, two at a
+    /// time and one per host: the slow host's later jobs wait aside while the other worker runs
+    /// every fast job, all of them before the second slow request. The first slow response is
+    /// held until seven requests have come (or 10 s): with the slow host's second job holding the
+    /// other worker, only the timeout would free it.
+    @Test func aDataFilesJobsForAFullHostWaitAsideWhileAnotherHostsRun() async throws {
+        let server = try await TestServer.start()
+        let rows = (1...3).map { "127.0.0.1,10000,\($0)" } + (1...6).map { "localhost,0,\($0)" }
+        let started = ContinuousClock.now
+        let summary = try await run(server, """
+            settings: {concurrency: 2, per_host: 1}
+            jobs:
+              - id: r
+                url: "http://{{row.host}}:${PORT}/delay/{{row.ms}}?n={{row.n}}&until_requests=7"
+                from: {file: rows.csv}
+                key: "{{row.host}}-{{row.n}}"
+            """, files: ["rows.csv": "host,ms,n\n" + rows.joined(separator: "\n") + "\n"])
+        #expect(summary.count(.succeeded) == 9)
+        #expect(ContinuousClock.now - started < .seconds(9))
+        let order = server.state.requests.map { $0.uri.hasPrefix("/delay/10000") ? "slow" : "fast" }
+        #expect(order.count == 9)
+        let secondSlow = try #require(order.indices.filter { order[$0] == "slow" }.dropFirst().first)
+        #expect(order.prefix(secondSlow).filter { $0 == "fast" }.count == 6, "arrival order: \(order)")
+        #expect(server.state.peakRequestsInFlight <= 2)
+        try await server.shutdown()
+    }
+
+    /// Jobs waiting aside when `fail_fast` stops the run are skipped as not started, never sent.
+    @Test func jobsWaitingAsideAreSkippedWhenTheRunStops() async throws {
+        let server = try await TestServer.start()
+        let summary = try await run(server, """
+            settings: {concurrency: 2, per_host: 1, fail_fast: true, retry: {limit: 0}}
+            jobs:
+              - id: r
+                url: "http://{{row.host}}:${PORT}/{{row.path}}"
+                from: {file: rows.csv}
+                key: "{{row.n}}"
+            """, files: ["rows.csv": """
+                n,host,path
+                1,127.0.0.1,delay/400
+                2,127.0.0.1,echo
+                3,127.0.0.1,echo
+                4,localhost,status/500
+
+                """])
+        #expect(summary.stop == .failFast)
+        #expect(summary.count(.failed) >= 1)
+        #expect(summary.count(.skipped) >= 2)
+        #expect(summary.tally.jobs == 4)
+        #expect(summary.tally.skipped.allSatisfy { $0.reason == "not started: fail_fast stopped the run" })
+        #expect(!server.state.requests.contains { $0.uri.hasPrefix("/echo") })
+        try await server.shutdown()
+    }
+}
