@@ -140,6 +140,8 @@ public final class DataFileJobs: Sendable {
         private var queued: [Item] = []
         private var seenIDs: Seen
         private var seenOutputs: Seen
+        /// `row.number` (with the entry's prefix), made once.
+        private let numberKey: String
 
         init(_ entry: DataFileJobs, remembersLines: Bool) throws(DataFileError) {
             self.entry = entry
@@ -150,6 +152,7 @@ public final class DataFileJobs: Sendable {
             seenOutputs = Seen(remembersLines: remembersLines, enabled: writes, expected: jobs() * paths)
             reader = try DataRecordReader(entry.file)
             combinations = entry.combinations
+            numberKey = entry.prefix + "number"
         }
 
         /// The next job or invalid record; nil at the end of the file. Throws when the file can't
@@ -163,6 +166,8 @@ public final class DataFileJobs: Sendable {
                     return .invalid(id: "\(entry.id)[#\(reader.file.displayPath):\(problem.line)]",
                                     Problem(location: location, code: "invalid-record", message: problem.message, errorCode: .invalidRecord))
                 case .success(let record):
+                    // One job a record (no matrix), the usual case: no queue.
+                    if combinations.count == 1 { return make(record, combinations[0]) }
                     for combination in combinations { queued.append(make(record, combination)) }
                 }
             }
@@ -179,20 +184,21 @@ public final class DataFileJobs: Sendable {
             context.reserveCapacity(record.values.count + combination.count + 1)
             let prefix = entry.prefix
             for (name, value) in record.values { context[prefix + name] = value }
-            if context[prefix + "number"] == nil { context[prefix + "number"] = .int(record.number) }
+            if context[numberKey] == nil { context[numberKey] = .int(record.number) }
             for (key, value) in combination { context["matrix." + key] = value }
-            let fallbackID = "\(entry.id)[\(record.number)]"
+            // Made only for a record that makes no job (most make one).
+            func fallbackID() -> String { "\(entry.id)[\(record.number)]" }
             for name in entry.usedNames where record.values[name] == nil && name != "number" {
-                return .invalid(id: fallbackID, Problem(location: location(record, nil), code: "missing-column",
-                                                        message: "the record has no '\(name)'", errorCode: .invalidRecord))
+                return .invalid(id: fallbackID(), Problem(location: location(record, nil), code: "missing-column",
+                                                          message: "the record has no '\(name)'", errorCode: .invalidRecord))
             }
             // The id: `page[<key>]`, matrix values after the key.
             let key = entry.key.map { $0.render { context[$0]?.text } } ?? String(record.number)
-            let suffix = ([key] + combination.map { "\($0.key)=\($0.value.text)" }).joined(separator: ",")
+            let suffix = combination.isEmpty ? key : ([key] + combination.map { "\($0.key)=\($0.value.text)" }).joined(separator: ",")
             let id = "\(entry.id)[\(suffix)]"
-            let keyName = entry.key.flatMap { Self.rowName(in: $0, prefix: prefix) }
+            var keyName: String? { entry.key.flatMap { Self.rowName(in: $0, prefix: prefix) } }
             if key.isEmpty {
-                return .invalid(id: fallbackID, Problem(location: location(record, keyName), code: "invalid-record",
+                return .invalid(id: fallbackID(), Problem(location: location(record, keyName), code: "invalid-record",
                                                         message: "the record's key is empty (job '\(entry.id)')", errorCode: .invalidRecord))
             }
             if entry.takenIDs.contains(id) {
@@ -202,20 +208,20 @@ public final class DataFileJobs: Sendable {
             let seenID = seenIDs.insert(Self.hash(id), line: record.line)
             if !seenID.inserted {
                 let first = seenID.firstLine.map { " (first on line \($0))" } ?? ""
-                return .invalid(id: fallbackID, Problem(location: location(record, keyName), code: "duplicate-key",
-                                                        message: "the key '\(key)' is used twice\(first): job '\(id)'",
+                return .invalid(id: fallbackID(), Problem(location: location(record, keyName), code: "duplicate-key",
+                                                          message: "the key '\(key)' is used twice\(first): job '\(id)'",
                                                         errorCode: .invalidRecord))
             }
             // Params, filled in and checked against the route.
-            let filler = Router(route: entry.common.route, params: context)
             var params: [String: ParameterValue] = [:]
+            let filler = entry.spec.params.isEmpty ? nil : Router(route: entry.common.route, params: context)
             for (name, raw, _, _) in entry.spec.params {
                 if !entry.common.captureUses.isEmpty, case .string(let text) = raw, text.contains("{{jobs.") {
                     // A capture: filled in (and checked against the param) when the job starts.
                     params[name] = .string(Template(text).render { context[$0]?.text })
                     continue
                 }
-                guard let value = filler.substitute(raw) else { continue }
+                guard let value = filler?.substitute(raw) else { continue }
                 guard !entry.common.route.isAdHoc, let param = entry.common.route.param(named: name) else {
                     params[name] = value
                     continue
@@ -235,24 +241,28 @@ public final class DataFileJobs: Sendable {
             }
             var job = ExpandedJob(id: id, matrix: combination, params: params, savePath: nil, downloadPath: nil, needs: entry.needs,
                                   common: entry.common)
+            var outputContext = params.isEmpty ? context : params.merging(context) { a, _ in a }
             job.bindings = context
-            var outputContext = params.merging(context) { a, _ in a }
             // `{{page}}` stays in a paginated job's save path, filled in for each page.
             if entry.common.pagination != nil, outputContext["page"] == nil { outputContext["page"] = .string("{{page}}") }
-            for (template, assign) in [(entry.save, \ExpandedJob.savePath), (entry.download, \.downloadPath), (entry.saveHeaders, \.headersPath),
-                                       (entry.saveItems, \.itemsPath)] {
-                guard let template else { continue }
-                switch output(template, context: outputContext, record: record, id: id) {
-                case .success(let path): job[keyPath: assign] = path
-                case .failure(let problem): return .invalid(id: id, problem)
-                }
+            func path(_ template: Template?) -> Result<String?, Problem> {
+                guard let template else { return .success(nil) }
+                return output(template, context: outputContext, record: record, id: id).map { $0 }
+            }
+            do throws(Problem) {
+                job.savePath = try path(entry.save).get()
+                job.downloadPath = try path(entry.download).get()
+                job.headersPath = try path(entry.saveHeaders).get()
+                job.itemsPath = try path(entry.saveItems).get()
+            } catch {
+                return .invalid(id: id, error)
             }
             return .job(job)
         }
 
         private func output(_ template: Template, context: [String: ParameterValue], record: DataRecord, id: String) -> Result<String, Problem> {
             let rendered = template.render { context[$0]?.text ?? "" }
-            let column = Self.rowName(in: template, prefix: entry.prefix)
+            var column: String? { Self.rowName(in: template, prefix: entry.prefix) }  // for a problem's location
             let normalized = entry.rootIsNormal && JobExpander.isPlainRelative(rendered) ? entry.outputPrefix + rendered
                 : JobExpander.normalize(rendered.hasPrefix("/") ? rendered : entry.outputPrefix + rendered)
             guard !rendered.isEmpty, normalized.hasPrefix(entry.outputPrefix) else {
