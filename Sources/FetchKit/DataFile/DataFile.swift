@@ -53,7 +53,32 @@ public struct DataRecord: Sendable {
     /// values keep their JSON type.
     public var values: [String: ParameterValue]
     /// Where each value starts (line, column), when known; otherwise the record's own start.
-    public var positions: [String: (line: Int, column: Int)]
+    /// Worked out when asked (a problem's location), not for every record read.
+    public var positions: [String: (line: Int, column: Int)] {
+        get { locate?() ?? knownPositions }
+        set {
+            knownPositions = newValue
+            locate = nil
+        }
+    }
+    private var knownPositions: [String: (line: Int, column: Int)]
+    private var locate: (@Sendable () -> [String: (line: Int, column: Int)])?
+
+    public init(number: Int, line: Int, values: [String: ParameterValue], positions: [String: (line: Int, column: Int)]) {
+        self.number = number
+        self.line = line
+        self.values = values
+        knownPositions = positions
+    }
+
+    /// A record whose positions `locate` works out when they are asked for.
+    init(number: Int, line: Int, values: [String: ParameterValue], locate: @escaping @Sendable () -> [String: (line: Int, column: Int)]) {
+        self.number = number
+        self.line = line
+        self.values = values
+        knownPositions = [:]
+        self.locate = locate
+    }
 
     public func position(of name: String) -> (line: Int, column: Int) {
         positions[name] ?? (line, 1)
