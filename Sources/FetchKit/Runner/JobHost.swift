@@ -51,7 +51,8 @@ enum JobHost {
         } else if let colon = bytes[hostStart..<end].firstIndex(of: UInt8(ascii: ":")) {
             hostEnd = colon
         }
-        guard hostStart < hostEnd else { return nil }
+        // Empty, or a placeholder left for later (a capture, filled in when the job starts): unknown.
+        guard hostStart < hostEnd, !bytes[hostStart..<hostEnd].contains(UInt8(ascii: "{")) else { return nil }
         return String(decoding: bytes[hostStart..<hostEnd], as: UTF8.self).lowercased()
     }
 

@@ -143,16 +143,22 @@ final class JobQueue: @unchecked Sendable {
             case .interrupted?: reason = "not started: the run was interrupted"
             case nil: reason = "not started"
             }
+            // The written-out jobs never started, pending or set aside, in plan order.
+            var unstarted = pending.filter { $0 != Self.taken }
+            for entry in aside.removeAll() {
+                if let index = entry.planIndex {
+                    unstarted.append(index)
+                } else {
+                    let result = JobResult(job: entry.job.id, outcome: .skipped, reason: reason)
+                    record(result, kept: false)
+                    onNotStarted(result)
+                }
+            }
             var notStarted: [JobResult] = []
-            for index in pending where index != Self.taken {
+            for index in unstarted.sorted() {
                 let result = JobResult(job: jobs[index].id, outcome: .skipped, reason: reason)
                 record(result, kept: true)
                 notStarted.append(result)
-            }
-            for entry in aside.removeAll() {
-                let result = JobResult(job: entry.job.id, outcome: .skipped, reason: reason)
-                record(result, kept: entry.planIndex != nil)
-                if entry.planIndex != nil { notStarted.append(result) } else { onNotStarted(result) }
             }
             if let job = held {
                 held = nil

@@ -27,6 +27,8 @@ import Testing
         #expect(JobHost.host(inURL: "http://h", complete: true) == "h")
         #expect(JobHost.host(inURL: "/relative/path", complete: true) == nil)
         #expect(JobHost.host(inURL: "http://:80/", complete: true) == nil)
+        // A capture's placeholder, filled in only when the job starts.
+        #expect(JobHost.host(inURL: "https://{{jobs.login.region}}.api.test/x", complete: true) == nil)
     }
 
     /// A placeholder in the host is filled from the job's row, matrix or params, as its router would.
@@ -76,6 +78,28 @@ import Testing
         let secondSlow = try #require(order.indices.filter { order[$0] == "slow" }.dropFirst().first)
         #expect(order.prefix(secondSlow).filter { $0 == "fast" }.count == 6, "arrival order: \(order)")
         #expect(server.state.peakRequestsInFlight <= 2)
+        try await server.shutdown()
+    }
+
+    /// Written-out jobs set aside when `fail_fast` stops the run are reported with the others
+    /// not started, in plan order.
+    @Test func writtenOutJobsSetAsideAreReportedInPlanOrder() async throws {
+        let server = try await TestServer.start()
+        let summary = try await run(server, """
+            settings: {concurrency: 2, per_host: 1, fail_fast: true, retry: {limit: 0}}
+            jobs:
+              - {id: a1, url: "http://127.0.0.1:${PORT}/delay/400"}
+              - {id: a2, url: "http://127.0.0.1:${PORT}/echo"}
+              - {id: a3, url: "http://127.0.0.1:${PORT}/echo"}
+              - {id: b, url: "http://localhost:${PORT}/status/500"}
+              - {id: c, url: "http://localhost:${PORT}/echo"}
+            """)
+        #expect(summary.stop == .failFast)
+        #expect(summary.results.map(\.job) == ["a1", "a2", "a3", "b", "c"])
+        let outcomes = Dictionary(uniqueKeysWithValues: summary.results.map { ($0.job, $0.outcome) })
+        #expect(outcomes["a2"] == .skipped && outcomes["a3"] == .skipped && outcomes["c"] == .skipped)
+        #expect(outcomes["b"] == .failed)
+        #expect(!server.state.requests.contains { $0.uri.hasPrefix("/echo") })
         try await server.shutdown()
     }
 
