@@ -38,6 +38,20 @@ import FetchKitTesting
         return found
     }
 
+    /// A URL stored again in the same batch of rows: the later row replaces the earlier one, and
+    /// the earlier one's body file goes once that is committed (rows are upserted many to a
+    /// statement; the one a row replaces must be in the index before the row looks for it).
+    @Test func aURLStoredTwiceInOneBatchLeavesOneBody() async throws {
+        let directory = try TemporaryDirectory.make(prefix: "fetchctl-tests")
+        let cache = try Self.cache(directory)
+        for number in [1, 2, 1, 3, 1] { try await Self.store(number, in: cache) }
+        await cache.finishRun(id: "run-1", maxSize: nil)
+        let bodies = (FileManager.default.enumerator(atPath: directory + "/bodies")?.allObjects as? [String] ?? [])
+            .filter { !((try? FileManager.default.attributesOfItem(atPath: directory + "/bodies/" + $0)[.type] as? FileAttributeType) == .typeDirectory) }
+        #expect(bodies.count == 3, "\(bodies)")
+        #expect(try await Self.visible(1..<4, in: directory) == [1, 2, 3])
+    }
+
     @Test func stepsInsertCommitsPublishAndEveryRowEndsCommittedWithItsBody() async throws {
         let directory = try TemporaryDirectory.make(prefix: "fetchctl-tests")
         let cache = try Self.cache(directory)
