@@ -80,6 +80,8 @@ final class ExchangeCore: @unchecked Sendable {
     /// closure and two trips through the loop's timer heap a job.
     private var watchdog: Scheduled<Void>?
     private var watchdogDue: NIODeadline?
+    /// The connection's timer, for an HTTP/2 stream's core: set before the stream's exchange starts.
+    var sharedWatchdog: SharedWatchdog?
     private var lastID: UInt64 = 0
     /// The id `start` gives the first exchange (an HTTP/2 stream's handler runs only that one).
     static let firstID: UInt64 = 1
@@ -88,6 +90,7 @@ final class ExchangeCore: @unchecked Sendable {
     func removed() {
         context = nil
         disarm()
+        sharedWatchdog?.remove(self)
     }
 
     /// Takes `exchange` on, with the next id: the context to write its request to, or nil when the
@@ -191,6 +194,10 @@ final class ExchangeCore: @unchecked Sendable {
     private func arm(after delay: Duration) {
         guard let context, exchange != nil else { return }
         let due = NIODeadline.now() + .nanoseconds(delay.inNanoseconds)
+        if let sharedWatchdog {
+            sharedWatchdog.arm(self, by: due)
+            return
+        }
         if let watchdogDue, watchdog != nil, watchdogDue <= due { return }
         watchdog?.cancel()
         watchdogDue = due
@@ -206,6 +213,9 @@ final class ExchangeCore: @unchecked Sendable {
         watchdog = nil
         watchdogDue = nil
     }
+
+    /// The connection's timer (`sharedWatchdog`) fired for this core.
+    func watchdogFired() { check() }
 
     /// The timer fired: checks the current exchange, if any, and arms again for its next check.
     private func check() {

@@ -17,6 +17,8 @@ final class HTTP2Connection: PooledConnection, @unchecked Sendable {
     private var exchanges: [UInt64: HTTP2ExchangeHandler] = [:]
     private var cancelled: [UInt64: Error] = [:]
     private var lastID: UInt64 = 0
+    /// The deadline timer every stream's exchange shares.
+    private let watchdog: SharedWatchdog
 
     var isMultiplexed: Bool { true }
 
@@ -24,6 +26,7 @@ final class HTTP2Connection: PooledConnection, @unchecked Sendable {
         self.channel = channel
         self.key = key
         self.multiplexer = multiplexer
+        watchdog = SharedWatchdog(eventLoop: channel.eventLoop)
     }
 
     /// Opens a stream and runs the exchange on it; `completion` gets the body's byte count, or the
@@ -35,6 +38,7 @@ final class HTTP2Connection: PooledConnection, @unchecked Sendable {
         lastID &+= 1
         let id = lastID
         let handler = HTTP2ExchangeHandler()
+        handler.core.sharedWatchdog = watchdog
         exchanges[id] = handler
         let opened = channel.eventLoop.makePromise(of: Channel.self)
         multiplexer.createStreamChannel(promise: opened) { stream in

@@ -197,6 +197,29 @@ import Testing
         }
     }
 
+    /// Streams of one HTTP/2 connection share FetchKit's deadline timer: a stream with a short read
+    /// timeout that stalls fails on time while another, with a long one, that stalls for less goes on
+    /// to the end; the timer the first stream set (for later) is brought forward by the second.
+    @Test(arguments: Session.HTTPClientKind.allCases)
+    func http2StreamsKeepTheirOwnDeadlines(client: Session.HTTPClientKind) async throws {
+        try await withServer(client: client) { server, session, certificates in
+            let tls = TLSOptions(caFile: certificates.caFile)
+            let long = RequestOptions(timeouts: TransportTimeouts(connect: .seconds(5), read: .seconds(10), total: nil), tls: tls, retryPolicy: nil)
+            let short = RequestOptions(timeouts: TransportTimeouts(connect: .seconds(5), read: .milliseconds(300), total: nil), tls: tls, retryPolicy: nil)
+            // The connection first, so that both streams share it.
+            _ = try await session.data(server.baseURL + "/bytes/10", options: long)
+            async let slow = session.data(server.baseURL + "/bytes/100000?stall_after=50000&stall_ms=800", options: long)
+            try await Task.sleep(for: .milliseconds(50))
+            let started = ContinuousClock.now
+            let error = await fetchError { _ = try await session.data(server.baseURL + "/bytes/200000?stall_after=70000&stall_ms=5000", options: short) }
+            #expect(error?.code == .timeout)
+            #expect(ContinuousClock.now - started < .seconds(3))
+            #expect(try await slow.data.count == 100_000)
+            #expect(Set(server.state.requests.map(\.httpVersion)) == ["HTTP/2"])
+            #expect(server.state.connectionsAccepted == 1)
+        }
+    }
+
     /// A body goes up over either protocol and either client, to a host name (SNI, and the
     /// certificate checked against the name rather than the address).
     @Test(arguments: paths)
