@@ -25,6 +25,10 @@ public final class StateStore: Sendable {
             // run that fell out of `keptRuns` wrote its statement journal to a file in /var/tmp
             // (7 MB for a 20,000-job run).
             configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16384; PRAGMA temp_store = MEMORY") }
+            // No foreign-key enforcement: the one reference, a job result's run, is written by this
+            // store in order (`beginRun` before any result), and runs are never deleted, so the check
+            // SQLite made on every inserted result (a lookup in `runs`) could never fail.
+            configuration.foreignKeysEnabled = false
             pool = try DatabasePool(path: (directory as NSString).appendingPathComponent("state.sqlite"), configuration: configuration)
             try Self.migrator.migrate(pool)
         } catch let error as FetchError {
