@@ -58,11 +58,11 @@ import Testing
     /// time and one per host: the slow host's later jobs wait aside while the other worker runs
     /// every fast job, all of them before the second slow request. The first slow response is
     /// held until seven requests have come (or 10 s): with the slow host's second job holding the
-    /// other worker, only the timeout would free it.
+    /// other worker, only the timeout would free it, and the second slow request would come before
+    /// any fast one. (Order, not time: a loaded machine may delay the fast ones, never reorder them.)
     @Test func aDataFilesJobsForAFullHostWaitAsideWhileAnotherHostsRun() async throws {
         let server = try await TestServer.start()
         let rows = (1...3).map { "127.0.0.1,10000,\($0)" } + (1...6).map { "localhost,0,\($0)" }
-        let started = ContinuousClock.now
         let summary = try await run(server, """
             settings: {concurrency: 2, per_host: 1}
             jobs:
@@ -72,7 +72,6 @@ import Testing
                 key: "{{row.host}}-{{row.n}}"
             """, files: ["rows.csv": "host,ms,n\n" + rows.joined(separator: "\n") + "\n"])
         #expect(summary.count(.succeeded) == 9)
-        #expect(ContinuousClock.now - started < .seconds(9))
         let order = server.state.requests.map { $0.uri.hasPrefix("/delay/10000") ? "slow" : "fast" }
         #expect(order.count == 9)
         let secondSlow = try #require(order.indices.filter { order[$0] == "slow" }.dropFirst().first)
