@@ -213,7 +213,7 @@ import Testing
             let started = ContinuousClock.now
             let error = await fetchError { _ = try await session.data(server.baseURL + "/bytes/200000?stall_after=70000&stall_ms=5000", options: short) }
             #expect(error?.code == .timeout)
-            #expect(ContinuousClock.now - started < .seconds(3))
+            #expect(ContinuousClock.now - started < .milliseconds(4500))
             #expect(try await slow.data.count == 100_000)
             #expect(Set(server.state.requests.map(\.httpVersion)) == ["HTTP/2"])
             #expect(server.state.connectionsAccepted == 1)
