@@ -8,18 +8,21 @@
 /// foreseen: the session's `HostLimiter` still holds every request to `per_host`.
 extension ExpandedJob {
     var firstRequestHost: String? {
-        var text = ""
+        // Gathered as bytes into one buffer, looked at after each part: this runs for every job
+        // the queue hands out while hosts can be full.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(64)
         for part in route.urlParts.path.parts {
             switch part {
             case .literal(let literal):
-                text += literal
+                UTF8Text.append(literal, to: &bytes)
             case .placeholder(let name):
                 guard let value = bindings[name] ?? matrixValue(name) ?? params[name] else { return nil }
-                text += value.text
+                UTF8Text.append(value.text, to: &bytes)
             }
-            if let host = JobHost.host(inURL: text, complete: false) { return host }
+            if let host = JobHost.host(inURL: bytes, complete: false) { return host }
         }
-        return JobHost.host(inURL: text, complete: true)
+        return JobHost.host(inURL: bytes, complete: true)
     }
 
     /// `{{matrix.key}}`'s value, as `router` binds it.
@@ -34,7 +37,11 @@ enum JobHost {
     /// The host in `url`'s authority; nil while the authority may go on (`complete` false and no
     /// `/`, `?` or `#` after it yet) or when there is no `://`.
     static func host(inURL url: String, complete: Bool) -> String? {
-        let bytes = Array(url.utf8)
+        host(inURL: Array(url.utf8), complete: complete)
+    }
+
+    /// `host(inURL:complete:)` for the URL's bytes.
+    static func host(inURL bytes: [UInt8], complete: Bool) -> String? {
         guard let scheme = schemeEnd(bytes) else { return nil }
         let start = scheme + 3
         var end = start
@@ -53,7 +60,9 @@ enum JobHost {
         }
         // Empty, or a placeholder left for later (a capture, filled in when the job starts): unknown.
         guard hostStart < hostEnd, !bytes[hostStart..<hostEnd].contains(UInt8(ascii: "{")) else { return nil }
-        return String(decoding: bytes[hostStart..<hostEnd], as: UTF8.self).lowercased()
+        // ASCII letters lowercased, byte by byte; anything else as written. Only the grouping of
+        // jobs by host depends on it: the session's `HostLimiter` holds every request either way.
+        return String(decoding: bytes[hostStart..<hostEnd].map { $0 >= 65 && $0 <= 90 ? $0 | 0x20 : $0 }, as: UTF8.self)
     }
 
     /// Where `://` starts, if the text has one before any `/`, `?` or `#`.
