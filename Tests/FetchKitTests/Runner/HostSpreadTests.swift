@@ -81,13 +81,14 @@ import Testing
     }
 
     /// Written-out jobs set aside when `fail_fast` stops the run are reported with the others
-    /// not started, in plan order.
+    /// not started, in plan order. The first job's response is held (10 s at most) so that its
+    /// host stays full until the run stops, however slowly a loaded machine gets there.
     @Test func writtenOutJobsSetAsideAreReportedInPlanOrder() async throws {
         let server = try await TestServer.start()
         let summary = try await run(server, """
             settings: {concurrency: 2, per_host: 1, fail_fast: true, retry: {limit: 0}}
             jobs:
-              - {id: a1, url: "http://127.0.0.1:${PORT}/delay/400"}
+              - {id: a1, url: "http://127.0.0.1:${PORT}/delay/10000?until_requests=99"}
               - {id: a2, url: "http://127.0.0.1:${PORT}/echo"}
               - {id: a3, url: "http://127.0.0.1:${PORT}/echo"}
               - {id: b, url: "http://localhost:${PORT}/status/500"}
@@ -102,27 +103,30 @@ import Testing
         try await server.shutdown()
     }
 
-    /// Jobs waiting aside when `fail_fast` stops the run are skipped as not started, never sent.
+    /// Jobs waiting aside when `fail_fast` stops the run are skipped as not started, never sent:
+    /// the first job's response is held (10 s at most) while the other host's job fails.
     @Test func jobsWaitingAsideAreSkippedWhenTheRunStops() async throws {
         let server = try await TestServer.start()
         let summary = try await run(server, """
             settings: {concurrency: 2, per_host: 1, fail_fast: true, retry: {limit: 0}}
             jobs:
               - id: r
-                url: "http://{{row.host}}:${PORT}/{{row.path}}"
+                url: "http://{{row.host}}:${PORT}/{{row.kind}}/{{row.arg}}?until_requests=99"
                 from: {file: rows.csv}
                 key: "{{row.n}}"
             """, files: ["rows.csv": """
-                n,host,path
-                1,127.0.0.1,delay/400
-                2,127.0.0.1,echo
-                3,127.0.0.1,echo
-                4,localhost,status/500
+                n,host,kind,arg
+                1,127.0.0.1,delay,10000
+                2,127.0.0.1,echo,a
+                3,127.0.0.1,echo,b
+                4,localhost,status,500
 
                 """])
         #expect(summary.stop == .failFast)
-        #expect(summary.count(.failed) >= 1)
-        #expect(summary.count(.skipped) >= 2)
+        // The failure is the other host's 500, not anything of the held host's.
+        #expect(summary.tally.errors["status"] == 1, "\(summary.tally.errors)")
+        #expect(server.state.requests.contains { $0.uri.hasPrefix("/status/500") })
+        #expect(summary.count(.skipped) == 2)
         #expect(summary.tally.jobs == 4)
         #expect(summary.tally.skipped.allSatisfy { $0.reason == "not started: fail_fast stopped the run" })
         #expect(!server.state.requests.contains { $0.uri.hasPrefix("/echo") })
