@@ -1,7 +1,8 @@
 import Foundation
 import NIOCore
 
-/// The run's jobs in plan order, handed to the runner's workers one at a time: a job is ready once
+/// The run's jobs in plan order (but for jobs set aside for a full host, below), handed to the
+/// runner's workers one at a time: a job is ready once
 /// every job it `needs` has a result, and skipped (recorded at once) when one of them did not
 /// succeed. Workers take ready jobs and report results; a worker waits only while nothing is ready
 /// but jobs it could unblock are still running. One lock guards it all, so taking the next job and

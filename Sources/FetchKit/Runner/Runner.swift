@@ -1,6 +1,7 @@
 import Foundation
 
-/// Runs a plan's jobs: `concurrency` workers take jobs in plan order, each job started once
+/// Runs a plan's jobs: `concurrency` workers take jobs in plan order (a job whose host already has
+/// `per_host` jobs running waits aside for one whose host has room: `JobQueue`), each job started once
 /// every job it `needs` has succeeded (skipped when one did not), with `fail_fast` and `--max-time`
 /// stopping the run early (jobs not started are skipped, those running are cancelled). Requests go
 /// through one `Session` for the whole run, which applies `per_host` and `rate_limits`.
