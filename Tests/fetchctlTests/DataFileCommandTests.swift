@@ -65,4 +65,30 @@ import Testing
         #expect(run.status == 1)
         try await server.shutdown()
     }
+
+    /// A data file's jobs get their entry's OAuth2 credentials, as written-out jobs do: one token
+    /// for all of them, sent as `Bearer` (the entry is in no `jobs:` list the run's authenticators
+    /// were gathered from until the fix).
+    @Test func dataFileJobsUseTheirEntrysOAuth2Token() async throws {
+        let server = try await TestServer.start()
+        let dir = try FetchctlProcess.directory(with: [
+            "ids.txt": "1\n2\n3\n",
+            "jobs.yaml": """
+                version: 1
+                settings: {output_dir: out, retry: {limit: 0}}
+                jobs:
+                  - id: item
+                    url: "${BASE}/bearer?token=df-1&id={{row.line}}"
+                    from: {file: ids.txt}
+                    key: "{{row.line}}"
+                    auth: {oauth2: {token_url: "${BASE}/oauth/token?prefix=df-", client_id: app, client_secret: s3, grant: client_credentials}}
+                """,
+        ])
+        let run = try await FetchctlProcess.run(["run", "jobs.yaml"], in: dir, environment: ["BASE": server.baseURL])
+        #expect(run.status == 0, "\(run.stderr)")
+        let requests = server.state.requests
+        #expect(requests.filter { $0.path == "/oauth/token" }.count == 1, "one token for the entry")
+        #expect(requests.filter { $0.path == "/bearer" && $0.headers.contains { $0.name == "Authorization" && $0.value == "Bearer df-1" } }.count == 3)
+        try await server.shutdown()
+    }
 }

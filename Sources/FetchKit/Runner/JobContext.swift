@@ -41,7 +41,8 @@ final class JobContext: Sendable {
         offline = runner.options.offline
         outputGuard = OutputGuard(outputDir: runner.settings.outputDir)
         downloadSegments = runner.settings.downloadSegments
-        captures = runner.plan.jobs.contains(where: { !$0.spec.captures.isEmpty }) ? CaptureStore(secrets: runner.config.learntSecrets) : nil
+        captures = runner.plan.jobs.contains(where: { !$0.spec.captures.isEmpty }) || runner.plan.dataFileJobs.contains(where: { !$0.common.spec.captures.isEmpty })
+            ? CaptureStore(secrets: runner.config.learntSecrets) : nil
         var spools: [FanOutSpool] = []
         var spoolsBySource: [String: [FanOutSpool]] = [:]
         for entry in runner.plan.dataFileJobs {
@@ -58,18 +59,26 @@ final class JobContext: Sendable {
         }
         self.spools = spools
         self.spoolsBySource = spoolsBySource
+        // Every `jobs:` entry, once: the written-out jobs' and the data files' (whose jobs are made
+        // as the run goes, and would otherwise have had no token and their options built per job).
+        var entries: [ExpandedJob.Common] = []
+        var seenEntries = Set<ObjectIdentifier>()
+        for common in runner.plan.jobs.map(\.common) + runner.plan.dataFileJobs.map(\.common)
+        where seenEntries.insert(ObjectIdentifier(common)).inserted {
+            entries.append(common)
+        }
         var authenticators: [(OAuth2Options, AuthenticationInterceptor<OAuth2Authenticator>)] = []
-        for job in runner.plan.jobs {
-            guard case .oauth2(let options)? = job.behaviour.auth, !authenticators.contains(where: { $0.0 == options }) else { continue }
-            let service = job.route.spec?.service ?? URL(string: options.tokenURL)?.host ?? "oauth2"
+        for entry in entries {
+            guard case .oauth2(let options)? = entry.behaviour.auth, !authenticators.contains(where: { $0.0 == options }) else { continue }
+            let service = entry.route.spec?.service ?? URL(string: options.tokenURL)?.host ?? "oauth2"
             authenticators.append((options, AuthenticationInterceptor(authenticator: OAuth2Authenticator(options: options, session: session),
                                                                       service: service, monitor: runner.monitor)))
         }
         self.authenticators = authenticators
         var optionsByEntry: [ObjectIdentifier: RequestOptions] = [:]
-        for job in runner.plan.jobs where optionsByEntry[ObjectIdentifier(job.common)] == nil {
-            optionsByEntry[ObjectIdentifier(job.common)] = Self.requestOptions(for: job.behaviour, authenticators: authenticators,
-                                                                               secretHeaders: secretHeaders, offline: offline)
+        for entry in entries {
+            optionsByEntry[ObjectIdentifier(entry)] = Self.requestOptions(for: entry.behaviour, authenticators: authenticators,
+                                                                          secretHeaders: secretHeaders, offline: offline)
         }
         self.optionsByEntry = optionsByEntry
     }
