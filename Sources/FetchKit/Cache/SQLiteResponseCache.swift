@@ -60,9 +60,10 @@ public final class SQLiteResponseCache: ResponseCache {
         /// process sharing the directory may store meanwhile; this process then misses what it
         /// stored, which is allowed.
         var empty = false
-        /// The URLs this process stored while `empty`, as a Bloom filter of fixed size (a wrong
-        /// "maybe" only costs a lookup or a look for a body to replace; a million URLs don't grow it).
-        var storedURLs = BloomFilter64()
+        /// The URLs this process stored while `empty`: exactly while they are few, then as a Bloom
+        /// filter of fixed size (a wrong "maybe" only costs a lookup or a look for a body to
+        /// replace; a million URLs don't grow it).
+        var storedURLs = StoredHashFilter()
         /// With `batchesStores`: rows gathered for the next timed commit.
         var deferred: [PendingRow] = []
         /// Output directories known to be (or not) on the cache's file system.

@@ -21,7 +21,7 @@ struct HashSet64 {
     mutating func insert(_ hash: UInt64) -> Bool {
         let key = hash == 0 ? 1 : hash  // 0 marks an empty slot
         if Double(count + 1) > Double(slots.count) * Self.maximumLoad { grow() }
-        var index = Int(truncatingIfNeeded: key % UInt64(slots.count))
+        var index = slot(for: key)
         while true {
             let slot = slots[index]
             if slot == 0 {
@@ -33,6 +33,29 @@ struct HashSet64 {
             index += 1
             if index == slots.count { index = 0 }
         }
+    }
+
+    func contains(_ hash: UInt64) -> Bool {
+        let key = hash == 0 ? 1 : hash
+        var index = slot(for: key)
+        while true {
+            let slot = slots[index]
+            if slot == 0 { return false }
+            if slot == key { return true }
+            index += 1
+            if index == slots.count { index = 0 }
+        }
+    }
+
+    /// Calls `body` with every hash held (0 comes back as 1, as it is kept).
+    func forEach(_ body: (UInt64) -> Void) {
+        for key in slots where key != 0 { body(key) }
+    }
+
+    /// Where probing for `key` starts: mixed first, as FNV-1a's low bits follow the input's last
+    /// bytes and the table's size is a power of two once it has grown.
+    private func slot(for key: UInt64) -> Int {
+        Int(truncatingIfNeeded: BloomFilter64.mix(key) % UInt64(slots.count))
     }
 
     private mutating func grow() {
@@ -129,5 +152,38 @@ enum FNV1a {
             }
             return hash
         }
+    }
+}
+
+/// The URL hashes a response cache stored since it opened empty (`SQLiteResponseCache`): exact, in a
+/// `HashSet64`, while there are at most `exactLimit` of them, then a `BloomFilter64` of fixed size
+/// (2 MiB, a million URLs included). A run of a few thousand jobs touches a few pages of memory
+/// instead of faulting in most of the filter's 512, one random page for each of the four probes a
+/// lookup and a store make, and its answers are never wrong.
+struct StoredHashFilter {
+    private var exact: HashSet64? = HashSet64(expected: 0)
+    private var bloom: BloomFilter64?
+    /// Hashes kept exactly (their table is then 1 MiB at most).
+    static let exactLimit = 1 << 16
+
+    func mayContain(_ hash: UInt64) -> Bool {
+        if let exact { return exact.contains(hash) }
+        return bloom!.mayContain(hash)
+    }
+
+    /// Inserts `hash`; true when it was surely not there before.
+    mutating func insertIfAbsent(_ hash: UInt64) -> Bool {
+        guard exact != nil else { return bloom!.insertIfAbsent(hash) }
+        let inserted = exact!.insert(hash)
+        if exact!.count > Self.exactLimit {
+            var filter = BloomFilter64()
+            exact!.forEach { key in
+                filter.insert(key)
+                if key == 1 { filter.insert(0) }  // the set keeps 0 as 1: both stay "maybe"
+            }
+            bloom = filter
+            exact = nil
+        }
+        return inserted
     }
 }

@@ -25,4 +25,20 @@ import Testing
         let first = fresh.insertIfAbsent(42), again = fresh.insertIfAbsent(42)
         #expect(first && !again)
     }
+
+    @Test func storedHashFilterIsExactUntilItBecomesABloomFilter() {
+        var filter = StoredHashFilter()
+        let hashes = (0..<UInt64(StoredHashFilter.exactLimit)).map { $0 &* 0x9E37_79B9_7F4A_7C15 }  // 0 among them
+        let firsts = hashes.filter { filter.insertIfAbsent($0) }.count
+        let again = filter.insertIfAbsent(hashes[7])
+        #expect(firsts == hashes.count && !again, "each new once, then seen before")
+        let strangers = (1...100_000 as ClosedRange<UInt64>).map { $0 &* 0xC2B2_AE3D_27D4_EB4F &+ 1 }
+        #expect(strangers.allSatisfy { !filter.mayContain($0) }, "exact: no stranger is a maybe")
+        // One more than the limit: every hash so far moves to the Bloom filter, 0 included.
+        let last = filter.insertIfAbsent(0xDEAD_BEEF), seventh = filter.insertIfAbsent(hashes[7])
+        #expect(last && !seventh)
+        #expect(hashes.allSatisfy { filter.mayContain($0) } && filter.mayContain(0xDEAD_BEEF))
+        let imagined = strangers.filter { filter.mayContain($0) }.count
+        #expect(imagined < 100, "false positives once a Bloom filter: \(imagined) of 100,000")
+    }
 }
