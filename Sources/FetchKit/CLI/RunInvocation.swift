@@ -264,6 +264,8 @@ public struct RunInvocation: Sendable {
                 do {
                     try store.flush()
                     try store.finishRun(summary, exitCode: status.rawValue)
+                    // The checkpoint closing the store would make, made while the cache finishes.
+                    try? store.checkpoint()
                     return nil
                 } catch {
                     return "warning: \(error)\n"

@@ -60,12 +60,17 @@ public protocol ResponseCache: Sendable {
     /// Notes how a lookup ended: `entry` served as `use`, or a `.miss` (least-recently-used pruning,
     /// the hit ratio). Must return at once.
     func didServe(_ entry: CachedResponse?, as use: RequestMetrics.CacheUse)
+
+    /// A hint that the run's last jobs have started: a store that gathers entries before writing
+    /// them may write what it has now. Must return at once. The default does nothing.
+    func commitSoon()
 }
 
 extension ResponseCache {
     public func linkBody(of entry: CachedResponse, to destination: String, staging: String) async throws -> Bool { false }
     public func copyBody(of entry: CachedResponse, descriptor: Int32) async throws -> Bool { false }
     public func makeSharedBodyWriter(for destination: String) -> (any CacheBodyWriter)? { nil }
+    public func commitSoon() {}
 }
 
 /// Collects a body being stored; written on the transport's I/O thread as chunks arrive.

@@ -79,6 +79,15 @@ extension SQLiteResponseCache {
         await enqueue(.commit).value
     }
 
+    /// Commits the rows gathered so far, without waiting: for the moment a run's last jobs have
+    /// started. A run's commit writes every page its rows touched, and a 2,000-job run's rows were
+    /// all in the one commit made after the last response; this way that last commit holds only
+    /// the rows of the jobs still running then.
+    public func commitSoon() {
+        guard batchesStores else { return }
+        _ = enqueue(.commit)
+    }
+
     /// Queues a batch write after the last one. Each takes the rows gathered when it is queued.
     private func enqueue(_ kind: BatchWrite) -> Task<Void, Never> {
         state.withLock { s -> Task<Void, Never> in

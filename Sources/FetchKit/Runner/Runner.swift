@@ -151,10 +151,17 @@ public final class Runner: Sendable {
                 }
             }
             var working = workers
+            var drained = false
             while working > 0, let event = await group.next() {
                 switch event {
                 case .workerDone:
                     working -= 1
+                    // Nothing is left to start: the responses stored so far are committed while the
+                    // last jobs run, not all after the last of them.
+                    if !drained {
+                        drained = true
+                        options.responseCache?.commitSoon()
+                    }
                 case .failFast:
                     working -= 1
                     group.cancelAll()

@@ -198,6 +198,12 @@ public final class StateStore: Sendable {
         }
     }
 
+    /// Copies the write-ahead log into the database and empties it: the work SQLite would do when
+    /// the store closes, done here, beside the run's other last writes, instead of after them.
+    public func checkpoint() throws {
+        try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+    }
+
     /// Inserts every queued result (in the caller's transaction).
     private func insertQueuedResults(_ db: Database) throws {
         let batch = queuedResults.withLock { queue -> [JobResultRows.Row] in

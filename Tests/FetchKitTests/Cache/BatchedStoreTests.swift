@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import NIOCore
 import Testing
 import FetchKitTesting
@@ -147,5 +150,45 @@ import FetchKitTesting
         let bodies = try FileManager.default.subpathsOfDirectory(atPath: directory + "/bodies")
             .filter { !$0.hasSuffix("/") && (try? FileManager.default.attributesOfItem(atPath: directory + "/bodies/" + $0)[.type] as? FileAttributeType) == .typeRegular }
         #expect(bodies.count == SQLiteResponseCache.stepRows - 1)
+    }
+
+    /// Once nothing is left to start, the runner has the cache commit what it stored so far: the
+    /// run's last commit, after the last response, then holds only the last jobs' rows. Here one
+    /// worker waits for the first job, whose response the server holds until the test has looked
+    /// (and sends the request that lets it go), while the other runs the four others and then
+    /// finds nothing left to start; the cache's timer never commits.
+    @Test func whatIsStoredIsCommittedWhileTheLastJobsRun() async throws {
+        let server = try await TestServer.start()
+        let files = try ConfigFixture(["jobs.yaml": """
+            version: 1
+            settings: {concurrency: 2, per_host: 2, output_dir: out}
+            jobs:
+              - {id: held, url: "${BASE}/delay/60000?until_requests=6", save: held.txt}
+              - {id: fast, url: "${BASE}/cache/k{{matrix.n}}?max_age=3600", matrix: {n: [0, 1, 2, 3]}, save: "{{matrix.n}}.txt"}
+            """])
+        let config = files.load("jobs.yaml", environment: ["BASE": server.baseURL], mode: .run)
+        let plan = try RunPlan(config: config, selecting: [])
+        let directory = files.path(".fetchctl/cache")
+        let cache = try Self.cache(directory)
+        let runner = Runner(config: config, plan: plan, options: Runner.Options(concurrency: 2, responseCache: cache))
+        let run = Task { await runner.run() }
+        let urls = (0..<4).map { "\(server.baseURL)/cache/k\($0)?max_age=3600" }
+        func committed() async throws -> Int {
+            let reader = try SQLiteResponseCache(directory: directory, readOnly: true)
+            var found = 0
+            for url in urls where await !reader.entries(method: .get, url: url).isEmpty { found += 1 }
+            return found
+        }
+        // The four fast jobs' rows become visible to another connection while the fifth job waits.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while try await committed() < 4, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(try await committed() == 4)
+        #expect(server.state.requests.filter { $0.path.hasPrefix("/delay/") }.count == 1, "the held job has not been answered")
+        // The sixth request lets the held one go.
+        _ = try await URLSession(configuration: .ephemeral).data(from: URL(string: server.baseURL + "/status/200")!)
+        let summary = await run.value
+        await cache.finishRun(id: summary.runID, maxSize: nil)
+        #expect(summary.tally.jobs == 5 && summary.tally.unsuccessful == 0)
+        try await server.shutdown()
     }
 }

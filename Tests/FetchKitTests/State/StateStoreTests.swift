@@ -29,4 +29,24 @@ import Testing
             #expect(record.error == (failed ? "status" : nil) && record.message == (failed ? "status \(n)" : nil))
         }
     }
+
+    /// `checkpoint` (made at the end of `fetchctl run`, beside the cache's last commit) leaves the
+    /// results in the database file itself and the write-ahead log empty: closing the store then
+    /// has nothing left to copy.
+    @Test func aCheckpointMovesTheResultsIntoTheDatabaseFile() throws {
+        let fixture = try ConfigFixture([:])
+        let directory = fixture.path(".fetchctl")
+        let store = try StateStore(directory: directory)
+        try store.beginRun(id: "run-1", jobsFile: "jobs.yaml", jobs: 300)
+        for n in 0..<300 {
+            store.recordJobLater(runID: "run-1", JobResult(job: "job[\(n)]", outcome: .succeeded, status: 200, bytes: 1, attempts: 1, duration: .milliseconds(1)))
+        }
+        try store.flush()
+        let wal = directory + "/state.sqlite-wal"
+        let before = try #require(try FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int)
+        #expect(before > 0, "the results are in the log")
+        try store.checkpoint()
+        #expect(try FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int == 0)
+        #expect(try store.lastResults().count == 300)
+    }
 }
