@@ -17,13 +17,14 @@ final class ContentDecoder: Sendable {
         var raw = false
     }
 
-    private let stream = LockedBox(Stream())
+    private let stream: LockedBox<Stream>
     private let encoding: String
 
     /// A decoder for `encoding`, or nil when the body needs no decoding (or one this can't do).
     init?(contentEncoding: String?) {
         guard let value = contentEncoding?.trimmingCharacters(in: .whitespaces).lowercased(), Self.supported.contains(value) else { return nil }
         encoding = value
+        stream = LockedBox(Stream())  // after the check: most responses make no decoder
     }
 
     deinit {
