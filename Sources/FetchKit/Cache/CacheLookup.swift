@@ -175,7 +175,7 @@ struct CacheLookup: Sendable {
                       bodySize: Int64) -> CachedResponse? {
         var headers = CacheRules.storedHeaders(from: head.headers, receivedAt: responseTime)
         // The stored body is what the sink got: decoded, so it no longer has the encoding or its length.
-        if decodesContent, let encoding = headers["Content-Encoding"], ContentDecoder(contentEncoding: encoding) != nil {
+        if decodesContent, let encoding = headers["Content-Encoding"], ContentDecoder.decodes(encoding) {
             headers.remove(name: "Content-Encoding")
             headers.remove(name: "Content-Length")
             headers.add(name: "Content-Length", value: String(bodySize))

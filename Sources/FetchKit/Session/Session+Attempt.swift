@@ -97,7 +97,7 @@ extension Session {
                     return
                 }
                 if decodesContent {
-                    progress.decoder = ContentDecoder(contentEncoding: head.headers["Content-Encoding"])
+                    progress.decoder = ContentDecoder.make(contentEncoding: head.headers["Content-Encoding"])
                 }
                 try sink.open(head)
             }, onChunk: { chunk in

@@ -21,10 +21,23 @@ final class ContentDecoder: Sendable {
     private let encoding: String
 
     /// A decoder for `encoding`, or nil when the body needs no decoding (or one this can't do).
-    init?(contentEncoding: String?) {
-        guard let value = contentEncoding?.trimmingCharacters(in: .whitespaces).lowercased(), Self.supported.contains(value) else { return nil }
-        encoding = value
-        stream = LockedBox(Stream())  // after the check: most responses make no decoder
+    /// Checked before anything is made: most responses have no `Content-Encoding`, and a failable
+    /// initializer of a class allocates its object before it can return nil.
+    static func make(contentEncoding: String?) -> ContentDecoder? {
+        guard let contentEncoding else { return nil }
+        let value = contentEncoding.trimmingCharacters(in: .whitespaces).lowercased()
+        guard supported.contains(value) else { return nil }
+        return ContentDecoder(encoding: value)
+    }
+
+    /// Whether `contentEncoding` is one this decodes (what `make` would make a decoder for).
+    static func decodes(_ contentEncoding: String) -> Bool {
+        supported.contains(contentEncoding.trimmingCharacters(in: .whitespaces).lowercased())
+    }
+
+    private init(encoding: String) {
+        self.encoding = encoding
+        stream = LockedBox(Stream())
     }
 
     deinit {
