@@ -198,10 +198,17 @@ public final class StateStore: Sendable {
         }
     }
 
-    /// Copies the write-ahead log into the database and empties it: the work SQLite would do when
-    /// the store closes, done here, beside the run's other last writes, instead of after them.
-    public func checkpoint() throws {
-        try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+    /// Copies the write-ahead log into the database: the work SQLite would do when the store
+    /// closes, done here, beside the run's other last writes, instead of after them. Passive: it
+    /// copies what no reader still needs and never waits (a `fetchctl status` reading the store
+    /// from another process must not hold up the end of a run); closing the store finishes the rest.
+    /// Returns the log's frames and how many of them are in the database now.
+    @discardableResult
+    public func checkpoint() throws -> (frames: Int, copied: Int) {
+        try pool.writeWithoutTransaction { db in
+            let result = try db.checkpoint(.passive)
+            return (result.walFrameCount, result.checkpointedFrameCount)
+        }
     }
 
     /// Inserts every queued result (in the caller's transaction).

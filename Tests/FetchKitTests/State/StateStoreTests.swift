@@ -30,9 +30,9 @@ import Testing
         }
     }
 
-    /// `checkpoint` (made at the end of `fetchctl run`, beside the cache's last commit) leaves the
-    /// results in the database file itself and the write-ahead log empty: closing the store then
-    /// has nothing left to copy.
+    /// `checkpoint` (made at the end of `fetchctl run`, beside the cache's last commit) copies every
+    /// frame of the write-ahead log into the database file when no one else reads the store: closing
+    /// it then has nothing left to copy.
     @Test func aCheckpointMovesTheResultsIntoTheDatabaseFile() throws {
         let fixture = try ConfigFixture([:])
         let directory = fixture.path(".fetchctl")
@@ -42,11 +42,12 @@ import Testing
             store.recordJobLater(runID: "run-1", JobResult(job: "job[\(n)]", outcome: .succeeded, status: 200, bytes: 1, attempts: 1, duration: .milliseconds(1)))
         }
         try store.flush()
-        let wal = directory + "/state.sqlite-wal"
-        let before = try #require(try FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int)
-        #expect(before > 0, "the results are in the log")
-        try store.checkpoint()
-        #expect(try FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int == 0)
+        let database = directory + "/state.sqlite"
+        let before = try #require(try FileManager.default.attributesOfItem(atPath: database)[.size] as? Int)
+        let (frames, copied) = try store.checkpoint()
+        #expect(frames > 0 && copied == frames, "every frame of the log copied: \(copied) of \(frames)")
+        let after = try #require(try FileManager.default.attributesOfItem(atPath: database)[.size] as? Int)
+        #expect(after > before, "the results are in the database file: \(before) → \(after) bytes")
         #expect(try store.lastResults().count == 300)
     }
 }
