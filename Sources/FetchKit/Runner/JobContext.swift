@@ -63,10 +63,8 @@ final class JobContext: Sendable {
         // as the run goes, and would otherwise have had no token and their options built per job).
         var entries: [ExpandedJob.Common] = []
         var seenEntries = Set<ObjectIdentifier>()
-        for common in runner.plan.jobs.map(\.common) + runner.plan.dataFileJobs.map(\.common)
-        where seenEntries.insert(ObjectIdentifier(common)).inserted {
-            entries.append(common)
-        }
+        for job in runner.plan.jobs where seenEntries.insert(ObjectIdentifier(job.common)).inserted { entries.append(job.common) }
+        for entry in runner.plan.dataFileJobs where seenEntries.insert(ObjectIdentifier(entry.common)).inserted { entries.append(entry.common) }
         var authenticators: [(OAuth2Options, AuthenticationInterceptor<OAuth2Authenticator>)] = []
         for entry in entries {
             guard case .oauth2(let options)? = entry.behaviour.auth, !authenticators.contains(where: { $0.0 == options }) else { continue }
