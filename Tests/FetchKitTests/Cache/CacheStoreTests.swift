@@ -152,4 +152,19 @@ import Testing
         #expect(listed.map(\.hits) == [1])
         try await f.server.shutdown()
     }
+
+    /// The stored headers' text and back: every field in order, repeated names, an empty value, a
+    /// value with characters beyond ASCII and with colons, written straight into the string.
+    @Test func storedHeadersComeBackAsTheyWere() {
+        let headers = HTTPHeaders([("Content-Type", "text/plain; charset=utf-8"), ("ETag", "\"v1\""), ("X-Empty", ""),
+                                   ("Content-Disposition", "attachment; filename=\"résumé.pdf\""), ("X-Time", "12:34:56")])
+        var repeated = headers
+        repeated.add(name: "Link", value: "<a>; rel=next")
+        repeated.add(name: "Link", value: "<b>; rel=last")
+        let text = SQLiteResponseCache.encode(repeated)
+        #expect(text.hasPrefix("Content-Type: text/plain; charset=utf-8\nETag: \"v1\"\nX-Empty: \n"))
+        let decoded = SQLiteResponseCache.decode(text)
+        #expect(Array(decoded.map { [$0.name, $0.value] }) == Array(repeated.map { [$0.name, $0.value] }))
+        #expect(SQLiteResponseCache.encode(HTTPHeaders()) == "")
+    }
 }
