@@ -97,8 +97,18 @@ public struct CacheControl: Sendable, Equatable {
     /// HTTP/1.0-era clients still send it). `Pragma` is never read on a response: its meaning
     /// there was never specified (RFC 9111 §5.4).
     public init(request headers: HTTPHeaders) {
+        // Most requests carry neither field: one pass over the fields says so (this runs twice for
+        // every request the cache sees).
+        var hasCacheControl = false, hasPragma = false
+        headers.forEachField { name, _ in
+            if HTTPHeaders.sameName(name, "Cache-Control") { hasCacheControl = true } else if HTTPHeaders.sameName(name, "Pragma") { hasPragma = true }
+        }
+        guard hasCacheControl || hasPragma else {
+            self.init()
+            return
+        }
         self.init(headers)
-        guard !headers.contains(name: "Cache-Control") else { return }
+        guard !hasCacheControl else { return }
         let pragmas = headers.values(for: "Pragma")
         if pragmas.contains(where: { line in Self.parse(line).contains { $0.name == "no-cache" } }) {
             noCache = true

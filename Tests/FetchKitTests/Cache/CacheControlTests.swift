@@ -135,6 +135,7 @@ import Testing
         PragmaCase(name: "Cache-Control present: Pragma ignored",
                    fields: [.init(name: "Pragma", value: "no-cache"), .init(name: "Cache-Control", value: "max-age=5")], noCache: false),
         PragmaCase(name: "Cache-Control no-cache without Pragma", fields: [.init(name: "Cache-Control", value: "no-cache")], noCache: true),
+        PragmaCase(name: "neither field", fields: [.init(name: "User-Agent", value: "no-cache"), .init(name: "Accept", value: "*/*")], noCache: false),
     ]
 
     /// `Pragma: no-cache` on a request without `Cache-Control` (RFC 7234 §5.4, RFC 9111 §5.4).
