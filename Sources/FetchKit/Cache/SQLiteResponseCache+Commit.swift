@@ -84,7 +84,8 @@ extension SQLiteResponseCache {
     /// all in the one commit made after the last response; this way that last commit holds only
     /// the rows of the jobs still running then.
     public func commitSoon() {
-        guard batchesStores else { return }
+        // Nothing stored since the last commit (a warm run's hits): no trip to the writer.
+        guard batchesStores, state.withLock({ !$0.deferred.isEmpty || !$0.inserted.isEmpty || $0.stepping }) else { return }
         _ = enqueue(.commit)
     }
 
