@@ -1,28 +1,49 @@
 /// The host a job's first request goes to, read from its URL's text before the request is built:
-/// what `JobQueue` spreads jobs over when `per_host` can make one wait. Lowercased, without the
-/// port or any userinfo, as `Session` keys `per_host`'s slots (`URL.host`). nil when the URL's
-/// text doesn't say (a placeholder with no value, no `://`): such a job is handed out in order.
+/// what `JobQueue` spreads jobs over when `per_host` can make one wait. nil when the URL's text
+/// doesn't say (a placeholder with no value, no `://`): such a job is handed out in order.
 ///
 /// Only the URL's start is rendered, up to the end of its authority; a URL whose host is written
 /// out renders no placeholder at all. An interceptor that changes the host, or a redirect, is not
 /// foreseen: the session's `HostLimiter` still holds every request to `per_host`.
 extension ExpandedJob {
-    var firstRequestHost: String? {
-        // Gathered as bytes into one buffer, looked at after each part: this runs for every job
-        // the queue hands out while hosts can be full.
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(64)
-        for part in route.urlParts.path.parts {
-            switch part {
-            case .literal(let literal):
-                UTF8Text.append(literal, to: &bytes)
-            case .placeholder(let name):
-                guard let value = bindings[name] ?? matrixValue(name) ?? params[name] else { return nil }
-                UTF8Text.append(value.text, to: &bytes)
+    var firstRequestHost: JobHost.Key? {
+        // Gathered as bytes into a buffer on the stack, looked at after each part: this runs for
+        // every job the queue hands out while hosts can be full. An authority too long for the
+        // buffer (a long userinfo) is gathered again into an array.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: JobHost.stackBytes) { buffer in
+            var count = 0
+            for part in route.urlParts.path.parts {
+                guard let text = text(of: part) else { return nil }
+                let fits = text.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+                    guard bytes.count <= buffer.count - count else { return false }
+                    if let base = bytes.baseAddress { (buffer.baseAddress! + count).update(from: base, count: bytes.count) }
+                    count += bytes.count
+                    return true
+                }
+                guard fits == true else { return firstRequestHostGatheredInArray }
+                if let key = JobHost.key(inURL: UnsafeBufferPointer(start: buffer.baseAddress, count: count), complete: false) { return key }
             }
-            if let host = JobHost.host(inURL: bytes, complete: false) { return host }
+            return JobHost.key(inURL: UnsafeBufferPointer(start: buffer.baseAddress, count: count), complete: true)
         }
-        return JobHost.host(inURL: bytes, complete: true)
+    }
+
+    /// `firstRequestHost` with the bytes in an array: for an authority longer than the stack's buffer.
+    private var firstRequestHostGatheredInArray: JobHost.Key? {
+        var bytes: [UInt8] = []
+        for part in route.urlParts.path.parts {
+            guard let text = text(of: part) else { return nil }
+            UTF8Text.append(text, to: &bytes)
+            if let key = bytes.withUnsafeBufferPointer({ JobHost.key(inURL: $0, complete: false) }) { return key }
+        }
+        return bytes.withUnsafeBufferPointer { JobHost.key(inURL: $0, complete: true) }
+    }
+
+    /// A part of the URL as `router` renders it; nil for a placeholder with no value yet.
+    private func text(of part: Template.Part) -> String? {
+        switch part {
+        case .literal(let literal): return literal
+        case .placeholder(let name): return (bindings[name] ?? matrixValue(name) ?? params[name])?.text
+        }
     }
 
     /// `{{matrix.key}}`'s value, as `router` binds it.
@@ -34,39 +55,74 @@ extension ExpandedJob {
 }
 
 enum JobHost {
-    /// The host in `url`'s authority; nil while the authority may go on (`complete` false and no
-    /// `/`, `?` or `#` after it yet) or when there is no `://`.
-    static func host(inURL url: String, complete: Bool) -> String? {
-        host(inURL: Array(url.utf8), complete: complete)
+    /// A host as `JobQueue` counts and groups jobs: the 64-bit FNV-1a hash of its name with ASCII
+    /// letters lowercased (as `URL.host` is compared), without the port or any userinfo. A hash,
+    /// not the name: the queue looks a job's host up several times and keeps no string of it.
+    /// Two hosts of one run with the same hash (one chance in 2⁶⁴ for a pair) would only be spread
+    /// as one: the session's `HostLimiter` counts each by name.
+    struct Key: Hashable, Sendable {
+        let hash: UInt64
+
+        init(_ host: some Sequence<UInt8>) {
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in host {
+                hash = (hash ^ UInt64(byte >= 65 && byte <= 90 ? byte | 0x20 : byte)) &* 0x100_0000_01b3
+            }
+            self.hash = hash
+        }
+
+        init(_ host: String) { self.init(host.utf8) }
     }
 
-    /// `host(inURL:complete:)` for the URL's bytes.
-    static func host(inURL bytes: [UInt8], complete: Bool) -> String? {
+    /// Bytes of a URL's start `firstRequestHost` gathers on the stack before it uses an array.
+    static let stackBytes = 512
+
+    /// The host in `url`'s authority, lowercased; nil while the authority may go on (`complete`
+    /// false and no `/`, `?` or `#` after it yet) or when there is no `://`.
+    static func host(inURL url: String, complete: Bool) -> String? {
+        let bytes = Array(url.utf8)
+        guard let range = bytes.withUnsafeBufferPointer({ hostRange(in: $0, complete: complete) }) else { return nil }
+        return String(decoding: bytes[range].map { $0 >= 65 && $0 <= 90 ? $0 | 0x20 : $0 }, as: UTF8.self)
+    }
+
+    /// `host(inURL:complete:)` as a `Key`, from the URL's bytes.
+    static func key(inURL bytes: UnsafeBufferPointer<UInt8>, complete: Bool) -> Key? {
+        hostRange(in: bytes, complete: complete).map { Key(UnsafeBufferPointer(start: bytes.baseAddress! + $0.lowerBound, count: $0.count)) }
+    }
+
+    /// Where the host is in `bytes`: see `host(inURL:complete:)`. Plain loops over the buffer: this
+    /// runs for every job the queue hands out while hosts can be full.
+    private static func hostRange(in bytes: UnsafeBufferPointer<UInt8>, complete: Bool) -> Range<Int>? {
         guard let scheme = schemeEnd(bytes) else { return nil }
         let start = scheme + 3
         var end = start
-        while end < bytes.count, bytes[end] != UInt8(ascii: "/"), bytes[end] != UInt8(ascii: "?"), bytes[end] != UInt8(ascii: "#") { end += 1 }
+        var at: Int?
+        while end < bytes.count {
+            let byte = bytes[end]
+            if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { break }
+            if byte == UInt8(ascii: "@") { at = end }
+            end += 1
+        }
         if end == bytes.count, !complete { return nil }
-        var hostStart = start
-        if let at = bytes[start..<end].lastIndex(of: UInt8(ascii: "@")) { hostStart = at + 1 }
-        var hostEnd = end
+        var hostStart = at.map { $0 + 1 } ?? start
+        var hostEnd = hostStart
         if hostStart < end, bytes[hostStart] == UInt8(ascii: "[") {
             // An IPv6 literal: the host is what the brackets hold.
-            guard let close = bytes[hostStart..<end].firstIndex(of: UInt8(ascii: "]")) else { return nil }
             hostStart += 1
-            hostEnd = close
-        } else if let colon = bytes[hostStart..<end].firstIndex(of: UInt8(ascii: ":")) {
-            hostEnd = colon
+            hostEnd = hostStart
+            while hostEnd < end, bytes[hostEnd] != UInt8(ascii: "]") { hostEnd += 1 }
+            guard hostEnd < end else { return nil }
+        } else {
+            while hostEnd < end, bytes[hostEnd] != UInt8(ascii: ":") { hostEnd += 1 }
         }
         // Empty, or a placeholder left for later (a capture, filled in when the job starts): unknown.
-        guard hostStart < hostEnd, !bytes[hostStart..<hostEnd].contains(UInt8(ascii: "{")) else { return nil }
-        // ASCII letters lowercased, byte by byte; anything else as written. Only the grouping of
-        // jobs by host depends on it: the session's `HostLimiter` holds every request either way.
-        return String(decoding: bytes[hostStart..<hostEnd].map { $0 >= 65 && $0 <= 90 ? $0 | 0x20 : $0 }, as: UTF8.self)
+        guard hostStart < hostEnd else { return nil }
+        for index in hostStart..<hostEnd where bytes[index] == UInt8(ascii: "{") { return nil }
+        return hostStart..<hostEnd
     }
 
     /// Where `://` starts, if the text has one before any `/`, `?` or `#`.
-    private static func schemeEnd(_ bytes: [UInt8]) -> Int? {
+    private static func schemeEnd(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
         var index = 0
         while index + 2 < bytes.count {
             let byte = bytes[index]

@@ -51,7 +51,7 @@ final class JobQueue: @unchecked Sendable {
     private let onSkip: @Sendable (JobResult) -> Void
     private let spread: HostSpread?
     /// Jobs handed out and not finished, by host (with a `spread`).
-    private var runningByHost: [String: Int] = [:]
+    private var runningByHost: [JobHost.Key: Int] = [:]
     /// Ready jobs passed over because their host was full (with a `spread`).
     private var aside = JobsAside()
 
@@ -75,7 +75,7 @@ final class JobQueue: @unchecked Sendable {
 
     enum Next {
         /// A job to run, and its host as `spread` counted it (give it back to `finish`).
-        case job(ExpandedJob, host: String?)
+        case job(ExpandedJob, host: JobHost.Key?)
         /// Nothing is ready, but a running job may make something ready.
         case wait
         /// Nothing is left to start (or the run stopped).
@@ -87,7 +87,7 @@ final class JobQueue: @unchecked Sendable {
     /// The next ready job for a worker, waiting while nothing is ready but jobs are running;
     /// nil when the worker should stop. `host` goes back to `finish` with the job's result, and
     /// to the next call as `after`: the next job set aside for that host comes first.
-    func next(after previous: String? = nil) async -> (job: ExpandedJob, host: String?)? {
+    func next(after previous: JobHost.Key? = nil) async -> (job: ExpandedJob, host: JobHost.Key?)? {
         while true {
             switch take(preferring: previous) {
             case .job(let job, let host): return (job, host)
@@ -100,7 +100,7 @@ final class JobQueue: @unchecked Sendable {
 
     /// Records a finished job's result. Returns true when the run must stop now (fail_fast), so
     /// the caller can cancel the jobs still running.
-    func finish(_ result: JobResult, of job: ExpandedJob, host: String? = nil) -> Bool {
+    func finish(_ result: JobResult, of job: ExpandedJob, host: JobHost.Key? = nil) -> Bool {
         let (stopsRun, woken) = withLock { () -> (Bool, CircularBuffer<Waiter>?) in
             running -= 1
             if let host, let index = runningByHost.index(forKey: host) {
@@ -185,7 +185,7 @@ final class JobQueue: @unchecked Sendable {
 
     // MARK: - Under the lock
 
-    private func take(preferring previous: String?) -> Next {
+    private func take(preferring previous: JobHost.Key?) -> Next {
         var settled: [JobResult] = []
         let next = withLock { () -> Next in
             // The host the worker just freed: its next job set aside, if it has room.
@@ -273,14 +273,14 @@ final class JobQueue: @unchecked Sendable {
     }
 
     /// Hands `job` out (under the lock), counting it against `host`.
-    private func start(_ job: ExpandedJob, host: String?) -> Next {
+    private func start(_ job: ExpandedJob, host: JobHost.Key?) -> Next {
         running += 1
         if let host { runningByHost[host, default: 0] += 1 }
         return .job(job, host: host)
     }
 
     /// Whether `host` has `per_host` jobs running (under the lock).
-    private func isFull(_ host: String) -> Bool {
+    private func isFull(_ host: JobHost.Key) -> Bool {
         guard let spread, !runningByHost.isEmpty else { return false }
         return runningByHost[host, default: 0] >= spread.perHost
     }

@@ -13,20 +13,20 @@ struct JobsAside {
         var planIndex: Int?
     }
 
-    private var byHost: [String: CircularBuffer<Entry>] = [:]
+    private var byHost: [JobHost.Key: CircularBuffer<Entry>] = [:]
     private var nextOrder = 0
     private(set) var count = 0
 
     var isEmpty: Bool { count == 0 }
 
-    mutating func add(_ job: ExpandedJob, planIndex: Int?, host: String) {
+    mutating func add(_ job: ExpandedJob, planIndex: Int?, host: JobHost.Key) {
         nextOrder += 1
         byHost[host, default: CircularBuffer()].append(Entry(order: nextOrder, job: job, planIndex: planIndex))
         count += 1
     }
 
     /// The longest waiting job for `host`, if any.
-    mutating func take(for host: String) -> Entry? {
+    mutating func take(for host: JobHost.Key) -> Entry? {
         guard count > 0, let index = byHost.index(forKey: host) else { return nil }
         let entry = byHost.values[index].popFirst()
         if byHost.values[index].isEmpty { byHost.remove(at: index) }
@@ -36,9 +36,9 @@ struct JobsAside {
 
     /// The longest waiting job among the hosts `hasRoom` says have room; when none has, the
     /// longest waiting of all if `orOldest`.
-    mutating func takeFirst(where hasRoom: (String) -> Bool, orOldest: Bool) -> (host: String, entry: Entry)? {
-        var roomy: (host: String, order: Int)?
-        var oldest: (host: String, order: Int)?
+    mutating func takeFirst(where hasRoom: (JobHost.Key) -> Bool, orOldest: Bool) -> (host: JobHost.Key, entry: Entry)? {
+        var roomy: (host: JobHost.Key, order: Int)?
+        var oldest: (host: JobHost.Key, order: Int)?
         for (host, queue) in byHost {
             guard let order = queue.first?.order else { continue }
             if order < oldest?.order ?? .max { oldest = (host, order) }

@@ -181,7 +181,7 @@ public final class Runner: Sendable {
     /// A worker: runs the queue's next ready job until there is none. Isolated to an event loop when
     /// the loops are the global executor (`EventLoopIsolation`), and so is all the work of its jobs.
     private static func work(_ queue: JobQueue, _ jobs: JobContext, on home: isolated EventLoopIsolation?) async -> Event {
-        var previous: String?
+        var previous: JobHost.Key?
         while let (job, host) = await queue.next(after: previous) {
             if queue.finish(await jobs.execute(job), of: job, host: host) { return .failFast }
             previous = host

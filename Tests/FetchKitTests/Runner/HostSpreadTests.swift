@@ -29,6 +29,9 @@ import Testing
         #expect(JobHost.host(inURL: "http://:80/", complete: true) == nil)
         // A capture's placeholder, filled in only when the job starts.
         #expect(JobHost.host(inURL: "https://{{jobs.login.region}}.api.test/x", complete: true) == nil)
+        // The queue keeps a hash of the lowercased name.
+        #expect(JobHost.Key("Example.COM") == JobHost.Key("example.com"))
+        #expect(JobHost.Key("a.example") != JobHost.Key("b.example"))
     }
 
     /// A placeholder in the host is filled from the job's row, matrix or params, as its router would.
@@ -39,19 +42,21 @@ import Testing
                 jobs:
                   - {id: m, url: "http://{{matrix.h}}.example:81/x", matrix: {h: [A, b]}}
                   - {id: f, url: "https://{{row.host}}/{{row.n}}", from: {file: rows.csv}, key: "{{row.n}}"}
+                  - {id: u, url: "http://\(String(repeating: "u", count: JobHost.stackBytes))@{{matrix.h}}.example/x", matrix: {h: [C]}}
                 """,
             "rows.csv": "n,host\n1,one.test\n",
         ])
         let config = fixture.load("jobs.yaml", mode: .run)
         #expect(config.diagnostics.isEmpty, "\(config.diagnostics)")
         let plan = try RunPlan(config: config)
-        #expect(plan.jobs.map(\.firstRequestHost) == ["a.example", "b.example"])
+        // The last job's userinfo is longer than the bytes gathered on the stack.
+        #expect(plan.jobs.map(\.firstRequestHost) == [JobHost.Key("a.example"), JobHost.Key("b.example"), JobHost.Key("c.example")])
         let feed = DataFileFeed(plan.dataFileJobs, shard: plan.shard)
         guard case .job(let job)? = feed.next(results: { _ in nil }) else {
             Issue.record("the data file made no job")
             return
         }
-        #expect(job.firstRequestHost == "one.test")
+        #expect(job.firstRequestHost == JobHost.Key("one.test"))
     }
 
     /// Three slow jobs for one host, then six fast ones for another, from a data file, two at a
