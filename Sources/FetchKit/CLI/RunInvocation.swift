@@ -265,7 +265,7 @@ public struct RunInvocation: Sendable {
                     try store.flush()
                     try store.finishRun(summary, exitCode: status.rawValue)
                     // The checkpoint closing the store would make, made while the cache finishes.
-                    try? store.checkpoint()
+                    _ = try? store.checkpoint()
                     return nil
                 } catch {
                     return "warning: \(error)\n"

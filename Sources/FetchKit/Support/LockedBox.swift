@@ -19,7 +19,7 @@ import Glibc
 struct LockedBox<Value>: @unchecked Sendable {
     private final class Storage: ManagedBuffer<Value, pthread_mutex_t> {
         deinit {
-            _ = withUnsafeMutablePointerToElements { mutex in
+            withUnsafeMutablePointerToElements { mutex in
                 pthread_mutex_destroy(mutex)
                 mutex.deinitialize(count: 1)
             }
