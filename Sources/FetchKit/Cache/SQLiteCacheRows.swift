@@ -7,14 +7,25 @@ import GRDBSQLite
 /// a cold one stores thousands, and GRDB's `Row` and `StatementArguments` cost more per call than
 /// SQLite's own b-tree work. GRDB owns the connections and the transactions.
 enum SQLiteCacheRows {
-    /// Every row for `hash` and `method`, newest first, as `CachedResponse`s for `url`. A row that
+    /// Which of the index's columns its rows have: all of them, unless it was made by an older
+    /// fetchctl and opened read-only (`cache stats`, `--dry-run`), so not migrated.
+    struct Schema {
+        /// `body_mtime` (v2).
+        var hasModifiedColumn: Bool
+        /// `url_key` (v4); before it, rows are found by `url_hash` alone.
+        var hasURLKey: Bool
+    }
+
+    /// Every row for `digest` and `method`, newest first, as `CachedResponse`s for `url`. A row that
     /// can't be read (a hand-edited method, say) is skipped.
-    static func lookup(hash: String, method: HTTPMethod, url: String, hasModifiedColumn: Bool, in db: Database) throws -> [CachedResponse] {
-        let statement = try db.cachedStatement(sql: hasModifiedColumn ? lookupSQL : lookupSQLBeforeV2).sqliteStatement
+    static func lookup(digest: SQLiteResponseCache.URLDigest, method: HTTPMethod, url: String, schema: Schema, in db: Database) throws -> [CachedResponse] {
+        let sql = schema.hasURLKey ? lookupSQL : schema.hasModifiedColumn ? lookupSQLBeforeV4 : lookupSQLBeforeV2
+        let statement = try db.cachedStatement(sql: sql).sqliteStatement
         sqlite3_reset(statement)
         defer { sqlite3_reset(statement) }  // ends the statement's read at once
-        SQLiteC.bind(hash, to: statement, at: 1)
+        SQLiteC.bind(digest.hex, to: statement, at: 1)
         SQLiteC.bind(method.rawValue, to: statement, at: 2)
+        if schema.hasURLKey { sqlite3_bind_int64(statement, 3, digest.key) }
         var entries: [CachedResponse] = []
         while true {
             let code = sqlite3_step(statement)
@@ -30,13 +41,14 @@ enum SQLiteCacheRows {
     }
 
     /// Made once: GRDB finds its cached statement by this text, and a lookup built it anew each time.
-    private static let lookupSQL = lookupSQL(modified: "body_mtime")
-    private static let lookupSQLBeforeV2 = lookupSQL(modified: "NULL")
-    private static func lookupSQL(modified: String) -> String {
+    private static let lookupSQL = lookupSQL(modified: "body_mtime", where: "url_hash = ? AND method = ? AND url_key = ?")
+    private static let lookupSQLBeforeV4 = lookupSQL(modified: "body_mtime", where: "url_hash = ? AND method = ?")
+    private static let lookupSQLBeforeV2 = lookupSQL(modified: "NULL", where: "url_hash = ? AND method = ?")
+    private static func lookupSQL(modified: String, where condition: String) -> String {
         """
         SELECT id, method, status, headers, request_time, response_time, vary_names, vary_key, ttl, invalidated, body_size, body,
                \(modified)
-        FROM responses WHERE url_hash = ? AND method = ?
+        FROM responses WHERE \(condition)
         """
     }
 
@@ -58,12 +70,14 @@ enum SQLiteCacheRows {
     /// Inserts (or replaces) `rows` in the caller's transaction. Returns the bodies of the rows
     /// replaced, for the caller to remove once committed.
     static func insert(_ rows: [SQLiteResponseCache.PendingRow], in db: Database) throws -> [String] {
-        let existing = try db.cachedStatement(sql: "SELECT body FROM responses WHERE url_hash = ? AND method = ? AND vary_key = ?").sqliteStatement
+        // The row with the same key, method and variant: the same URL's, or (once in 2⁶⁴) one whose
+        // key collides, which this row replaces (`URLDigest`).
+        let existing = try db.cachedStatement(sql: "SELECT body FROM responses WHERE url_key = ? AND method = ? AND vary_key = ?").sqliteStatement
         let upsert = try db.cachedStatement(sql: """
             INSERT INTO responses (url_hash, method, vary_key, vary_names, url, headers, body, status, request_time, response_time, ttl,
-                                   invalidated, body_size, body_mtime, stored_at, used_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)
-            ON CONFLICT (url_hash, method, vary_key) DO UPDATE SET vary_names = excluded.vary_names, url = excluded.url,
+                                   invalidated, body_size, body_mtime, stored_at, used_at, url_key)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)
+            ON CONFLICT (url_key, method, vary_key) DO UPDATE SET url_hash = excluded.url_hash, vary_names = excluded.vary_names, url = excluded.url,
               status = excluded.status, headers = excluded.headers, request_time = excluded.request_time,
               response_time = excluded.response_time, ttl = excluded.ttl, invalidated = 0, body = excluded.body,
               body_size = excluded.body_size, body_mtime = excluded.body_mtime, stored_at = excluded.stored_at,
@@ -77,7 +91,7 @@ enum SQLiteCacheRows {
         for row in rows {
             if !row.isNew {
                 sqlite3_reset(existing)
-                SQLiteC.bind(row.hash, to: existing, at: 1)
+                sqlite3_bind_int64(existing, 1, row.digest.key)
                 SQLiteC.bind(row.method, to: existing, at: 2)
                 SQLiteC.bind(row.varyKey, to: existing, at: 3)
                 let code = sqlite3_step(existing)
@@ -89,7 +103,7 @@ enum SQLiteCacheRows {
             }
             sqlite3_reset(upsert)
             // Texts first (1–7), in place; then the numbers.
-            try SQLiteC.withTexts([row.hash, row.method, row.varyKey, row.varyNames, row.url, row.headers, row.body], boundTo: upsert, from: 1) {
+            try SQLiteC.withTexts([row.digest.hex, row.method, row.varyKey, row.varyNames, row.url, row.headers, row.body], boundTo: upsert, from: 1) {
                 SQLiteC.bind(Int64(row.status), to: upsert, at: 8)
                 SQLiteC.bind(row.requestTime, to: upsert, at: 9)
                 SQLiteC.bind(row.responseTime, to: upsert, at: 10)
@@ -98,6 +112,7 @@ enum SQLiteCacheRows {
                 SQLiteC.bind(row.modified, to: upsert, at: 13)
                 SQLiteC.bind(row.storedAt, to: upsert, at: 14)
                 SQLiteC.bind(row.storedAt, to: upsert, at: 15)
+                sqlite3_bind_int64(upsert, 16, row.digest.key)
                 try SQLiteC.run(upsert, in: db, "INSERT INTO responses")
             }
         }

@@ -211,7 +211,7 @@ extension SQLiteResponseCache {
         let invalidated = state.withLock { $0.invalidatedAt }
         if invalidated.isEmpty { return rows }
         let (kept, dropped) = rows.reduce(into: ([PendingRow](), [PendingRow]())) { out, row in
-            if let at = invalidated[row.hash], at > row.generation { out.1.append(row) } else { out.0.append(row) }
+            if let at = invalidated[row.key], at > row.generation { out.1.append(row) } else { out.0.append(row) }
         }
         for row in dropped { unlink((directory as NSString).appendingPathComponent(row.body)) }
         settle(dropped)
@@ -240,7 +240,8 @@ extension SQLiteResponseCache {
         let key: String
         /// `urlHash(key)`, for the Bloom filter and `uncommitted`.
         let urlHash: UInt64
-        let hash: String
+        /// The key and digest the index row has.
+        let digest: SQLiteResponseCache.URLDigest
         let method: String
         let varyKey: String
         let varyNames: String?
@@ -263,11 +264,11 @@ extension SQLiteResponseCache {
         /// `cache prune` removes.)
         var isNew = false
 
-        init(key: String, hash: String, method: String, varyKey: String, varyNames: String?, url: String, status: Int, headers: String,
+        init(key: String, digest: SQLiteResponseCache.URLDigest, method: String, varyKey: String, varyNames: String?, url: String, status: Int, headers: String,
              requestTime: Double, responseTime: Double, ttl: Double?, body: String, size: Int64, modified: Int64?, storedAt: Double) {
             self.key = key
             urlHash = SQLiteResponseCache.urlHash(key)
-            self.hash = hash
+            self.digest = digest
             self.method = method
             self.varyKey = varyKey
             self.varyNames = varyNames

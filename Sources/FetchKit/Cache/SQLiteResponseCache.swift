@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import GRDB
 import NIOCore
@@ -41,8 +40,9 @@ public final class SQLiteResponseCache: ResponseCache {
     let pool: DatabasePool
     /// Read-only connections for lookups, one per event loop (see `lookupRows`).
     private let lookups: CacheLookupConnections
-    /// False for an index made before `body_mtime` opened read-only (not migrated).
-    private let hasModifiedColumn: Bool
+    /// The index's columns, which differ only in an index made by an older fetchctl and opened
+    /// read-only (not migrated).
+    private let schema: SQLiteCacheRows.Schema
     private let redact: @Sendable (String) -> String
     private let onProblem: @Sendable (CacheProblem) -> Void
     let state = LockedBox(State())
@@ -89,8 +89,8 @@ public final class SQLiteResponseCache: ResponseCache {
         /// (removed once the replacement is committed).
         var inserted: [PendingRow] = []
         var replacedBodies: [String] = []
-        /// Invalidations so far, and the last one per URL hash: a batched row stored before an
-        /// invalidation of its URL is dropped even if its flush was already under way.
+        /// Invalidations so far, and the last one per canonical URL: a batched row stored before
+        /// an invalidation of its URL is dropped even if its flush was already under way.
         var generation = 0
         var invalidatedAt: [String: Int] = [:]
     }
@@ -134,7 +134,8 @@ public final class SQLiteResponseCache: ResponseCache {
                 throw FetchError(.io, "cannot open the response cache '\(path)': \(error)")
             }
             lookups = try CacheLookupConnections(path: path)
-            hasModifiedColumn = (try? lookups.read { db in try db.columns(in: "responses").contains { $0.name == "body_mtime" } }) ?? false
+            let columns = (try? lookups.read { db in try db.columns(in: "responses").map(\.name) }) ?? []
+            schema = SQLiteCacheRows.Schema(hasModifiedColumn: columns.contains("body_mtime"), hasURLKey: columns.contains("url_key"))
             return
         }
         do {
@@ -151,7 +152,7 @@ public final class SQLiteResponseCache: ResponseCache {
         } catch {
             throw FetchError(.io, "cannot open the response cache '\(path)': \(error)")
         }
-        hasModifiedColumn = true
+        schema = SQLiteCacheRows.Schema(hasModifiedColumn: true, hasURLKey: true)
         do { lookups = try CacheLookupConnections(path: path) } catch { throw FetchError(.io, "cannot open the response cache '\(path)': \(error)") }
         // `bodies/` and its 16 buckets (`bodies/0` … `bodies/f`) exist before any body is written.
         mkdir(bodiesPath, 0o755)
@@ -200,54 +201,6 @@ public final class SQLiteResponseCache: ResponseCache {
         return try DatabaseQueue(path: path, configuration: configuration)
     }
 
-    static var migrator: DatabaseMigrator {
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1: responses, usage") { db in
-            try db.execute(sql: """
-                CREATE TABLE responses (
-                  id INTEGER PRIMARY KEY,
-                  url_hash TEXT NOT NULL,
-                  method TEXT NOT NULL,
-                  vary_key TEXT NOT NULL,
-                  vary_names TEXT,
-                  url TEXT NOT NULL,
-                  status INTEGER NOT NULL,
-                  headers TEXT NOT NULL,
-                  request_time REAL NOT NULL,
-                  response_time REAL NOT NULL,
-                  ttl REAL,
-                  invalidated INTEGER NOT NULL DEFAULT 0,
-                  body TEXT NOT NULL,
-                  body_size INTEGER NOT NULL,
-                  stored_at REAL NOT NULL,
-                  used_at REAL NOT NULL,
-                  hits INTEGER NOT NULL DEFAULT 0,
-                  UNIQUE (url_hash, method, vary_key)
-                );
-                CREATE INDEX responses_by_use ON responses (used_at);
-                CREATE TABLE usage (
-                  run_id TEXT PRIMARY KEY,
-                  finished_at REAL NOT NULL,
-                  hits INTEGER NOT NULL,
-                  revalidated INTEGER NOT NULL,
-                  stale INTEGER NOT NULL,
-                  misses INTEGER NOT NULL
-                );
-                """)
-        }
-        migrator.registerMigration("v2: body_mtime") { db in
-            // Bodies linked to a job's output (see SQLiteCacheBodyWriter): their modification time
-            // is checked with their size before they are served. NULL in rows stored before.
-            try db.execute(sql: "ALTER TABLE responses ADD COLUMN body_mtime INTEGER")
-        }
-        migrator.registerMigration("v3: no index on used_at") { db in
-            // Every store and every hit's `used_at` update paid for this index; only pruning past
-            // `max_size` reads rows in `used_at` order, and it sums every row's size first anyway.
-            try db.execute(sql: "DROP INDEX IF EXISTS responses_by_use")
-        }
-        return migrator
-    }
-
     // MARK: - ResponseCache
 
     public func entries(method: HTTPMethod, url: String) async -> [CachedResponse] {
@@ -266,7 +219,7 @@ public final class SQLiteResponseCache: ResponseCache {
         if !known { return [] }
         if waiting { await flushDeferred() }  // stored a moment ago, not committed yet
         do {
-            return try lookupRows(hash: Self.digest(url), method: method, url: url)
+            return try lookupRows(digest: URLDigest(url), method: method, url: url)
         } catch {
             report(indexPath, "cannot read the response cache index: \(error)")
             return []
@@ -280,9 +233,9 @@ public final class SQLiteResponseCache: ResponseCache {
     /// `SELECT` is its own consistent snapshot, so it runs without a transaction. It can't deadlock:
     /// the connection is held only inside this closure, which waits for no task, and a WAL reader
     /// doesn't wait for the writer. It blocks its thread for the query only, as reading the body does.
-    private func lookupRows(hash: String, method: HTTPMethod, url: String) throws -> [CachedResponse] {
+    private func lookupRows(digest: URLDigest, method: HTTPMethod, url: String) throws -> [CachedResponse] {
         try lookups.read { db in
-            try SQLiteCacheRows.lookup(hash: hash, method: method, url: url, hasModifiedColumn: hasModifiedColumn, in: db)
+            try SQLiteCacheRows.lookup(digest: digest, method: method, url: url, schema: schema, in: db)
         }
     }
 
@@ -338,7 +291,7 @@ public final class SQLiteResponseCache: ResponseCache {
             report(bodiesPath, "cannot store responses: \(reason)")
             return
         }
-        let row = PendingRow(key: entry.url, hash: Self.digest(entry.url), method: entry.method.rawValue, varyKey: entry.varyKey,
+        let row = PendingRow(key: entry.url, digest: URLDigest(entry.url), method: entry.method.rawValue, varyKey: entry.varyKey,
                              varyNames: entry.varyNames?.joined(separator: " "), url: redact(entry.url), status: entry.status,
                              headers: Self.encode(entry.headers), requestTime: entry.requestTime.timeIntervalSince1970,
                              responseTime: entry.responseTime.timeIntervalSince1970, ttl: entry.ttl, body: relative, size: writer.size,
@@ -368,11 +321,11 @@ public final class SQLiteResponseCache: ResponseCache {
         // being written right now.
         state.withLock { s in
             s.generation += 1
-            s.invalidatedAt[Self.digest(url)] = s.generation
+            s.invalidatedAt[url] = s.generation
         }
         await flushDeferred()
-        let hash = Self.digest(url)
-        await delete(where: "url_hash = ?", arguments: [hash])
+        let digest = URLDigest(url)
+        await delete(where: "url_key = ? AND url_hash = ?", arguments: [digest.key, digest.hex])
     }
 
     public func remove(_ entry: CachedResponse) async {
@@ -406,11 +359,6 @@ public final class SQLiteResponseCache: ResponseCache {
     func report(_ path: String, _ message: String) {
         let isNew = state.withLock { $0.reported.insert(path + "\u{0}" + message).inserted }
         if isNew { onProblem(CacheProblem(path: path, message: message)) }
-    }
-
-    static func digest(_ text: String) -> String {
-        var text = text
-        return text.withUTF8 { SHA256.hash(data: UnsafeRawBufferPointer($0)).withUnsafeBytes { Hex.string($0) } }
     }
 
     /// Renames `path` to `destination`, creating the destination's directory if needed.
