@@ -347,6 +347,16 @@ import Testing
 @Suite struct DiagnosticSecretsTests {
     /// A secret-named variable's value quoted by a diagnostic is redacted; the source line shows the
     /// file as written (`${API_TOKEN}`), never the value.
+    /// A placeholder may stand for the host, the port or any part after them; the scheme must be written.
+    @Test func urlPlaceholdersMayStandForTheHostAndThePort() {
+        #expect(ConfigReader.isValidHTTPURL("http://127.0.0.1:{{row.port}}/items/{{row.id}}"))
+        #expect(ConfigReader.isValidHTTPURL("https://{{row.host}}:{{row.port}}/"))
+        #expect(ConfigReader.isValidHTTPURL("https://{{row.host}}/x?q={{row.q}}"))
+        #expect(!ConfigReader.isValidHTTPURL("{{row.scheme}}://example.org/"))
+        #expect(!ConfigReader.isValidHTTPURL("ftp://{{row.host}}/"))
+        #expect(!ConfigReader.isValidHTTPURL("http://example.org:{{row.port}}/a b"))
+    }
+
     @Test func diagnosticsNeverQuoteASecret() throws {
         let fixture = try ConfigFixture(["a.yaml": """
             version: 1

@@ -330,10 +330,16 @@ final class ConfigReader {
     }
 
     /// Whether `text` is an absolute http(s) URL with a host. Each `{{name}}` counts as a plain
-    /// word, so a placeholder may stand anywhere, the host included (`https://{{row.host}}/…`); the
-    /// URL a job builds from it is checked again when its values are in.
+    /// word, or else as a number, so a placeholder may stand anywhere, the host and the port
+    /// included (`https://{{row.host}}:{{row.port}}/…`); the URL a job builds from it is checked
+    /// again when its values are in.
     static func isValidHTTPURL(_ text: String) -> Bool {
-        let text = text.contains("{{") ? Template(text).render { _ in "x" } : text
+        guard text.contains("{{") else { return isValidFilledInHTTPURL(text) }
+        let template = Template(text)
+        return isValidFilledInHTTPURL(template.render { _ in "x" }) || isValidFilledInHTTPURL(template.render { _ in "1" })
+    }
+
+    private static func isValidFilledInHTTPURL(_ text: String) -> Bool {
         guard !text.contains(" "), let components = URLComponents(string: text),
               let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
               let host = components.host, !host.isEmpty else { return false }
