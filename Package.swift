@@ -105,12 +105,6 @@ let package = Package(
                 // the dynamic loader and the runtime's dladdr calls walk ~38,000 exported Swift symbols
                 // (about 2 ms of a 20 ms one-job run; BENCHMARKS.md).
                 .unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(configuration: .release)),
-                // The binary's 139,000 relative relocations as a 27 KB bitmap (DT_RELR, glibc 2.36)
-                // instead of a 3.3 MB table the loader reads at every start: `--version` 6.6 → 5.8 ms,
-                // a one-job run 19.6 → 18.8 ms (BENCHMARKS.md). Linked by the toolchain's lld: gold,
-                // the default, has no DT_RELR.
-                .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"],
-                             .when(platforms: [.linux], configuration: .release)),
             ]
         ),
         // .ci/network-test.py: the test server on a network namespace's address, outside the test process.
