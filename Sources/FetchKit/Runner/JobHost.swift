@@ -63,15 +63,14 @@ enum JobHost {
     struct Key: Hashable, Sendable {
         let hash: UInt64
 
-        init(_ host: some Sequence<UInt8>) {
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-            for byte in host {
-                hash = (hash ^ UInt64(byte >= 65 && byte <= 90 ? byte | 0x20 : byte)) &* 0x100_0000_01b3
-            }
-            self.hash = hash
+        init(_ host: UnsafeBufferPointer<UInt8>) {
+            hash = FNV1a.hash(host, lowercasingASCII: true)
         }
 
-        init(_ host: String) { self.init(host.utf8) }
+        init(_ host: String) {
+            var host = host
+            hash = host.withUTF8 { FNV1a.hash($0, lowercasingASCII: true) }
+        }
     }
 
     /// Bytes of a URL's start `firstRequestHost` gathers on the stack before it uses an array.

@@ -144,14 +144,19 @@ enum FNV1a {
     static func hash(_ text: String) -> UInt64 {
         var text = text
         // Over the string's contiguous bytes: iterating `utf8` cost four times as much a byte.
-        return text.withUTF8 { bytes in
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-            for byte in bytes {
-                hash ^= UInt64(byte)
-                hash &*= 0x100_0000_01b3
-            }
-            return hash
+        return text.withUTF8 { hash($0) }
+    }
+
+    /// The hash of `bytes`, with ASCII letters taken as lower case when `lowercasingASCII` (names
+    /// that compare without regard to case, such as a URL's host).
+    @inline(__always)
+    static func hash(_ bytes: UnsafeBufferPointer<UInt8>, lowercasingASCII: Bool = false) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes {
+            hash ^= UInt64(lowercasingASCII && byte >= 65 && byte <= 90 ? byte | 0x20 : byte)
+            hash &*= 0x100_0000_01b3
         }
+        return hash
     }
 }
 
