@@ -7,29 +7,10 @@
 /// foreseen: the session's `HostLimiter` still holds every request to `per_host`.
 extension ExpandedJob {
     var firstRequestHost: JobHost.Key? {
-        // Gathered as bytes into a buffer on the stack, looked at after each part: this runs for
-        // every job the queue hands out while hosts can be full. An authority too long for the
-        // buffer (a long userinfo) is gathered again into an array.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: JobHost.stackBytes) { buffer in
-            var count = 0
-            for part in route.urlParts.path.parts {
-                guard let text = text(of: part) else { return nil }
-                let fits = text.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
-                    guard bytes.count <= buffer.count - count else { return false }
-                    if let base = bytes.baseAddress { (buffer.baseAddress! + count).update(from: base, count: bytes.count) }
-                    count += bytes.count
-                    return true
-                }
-                guard fits == true else { return firstRequestHostGatheredInArray }
-                if let key = JobHost.key(inURL: UnsafeBufferPointer(start: buffer.baseAddress, count: count), complete: false) { return key }
-            }
-            return JobHost.key(inURL: UnsafeBufferPointer(start: buffer.baseAddress, count: count), complete: true)
-        }
-    }
-
-    /// `firstRequestHost` with the bytes in an array: for an authority longer than the stack's buffer.
-    private var firstRequestHostGatheredInArray: JobHost.Key? {
+        // Gathered as bytes into one buffer, looked at after each part: this runs for every job
+        // the queue hands out while hosts can be full.
         var bytes: [UInt8] = []
+        bytes.reserveCapacity(64)
         for part in route.urlParts.path.parts {
             guard let text = text(of: part) else { return nil }
             UTF8Text.append(text, to: &bytes)
@@ -72,9 +53,6 @@ enum JobHost {
             hash = host.withUTF8 { FNV1a.hash($0, lowercasingASCII: true) }
         }
     }
-
-    /// Bytes of a URL's start `firstRequestHost` gathers on the stack before it uses an array.
-    static let stackBytes = 512
 
     /// The host in `url`'s authority, lowercased; nil while the authority may go on (`complete`
     /// false and no `/`, `?` or `#` after it yet) or when there is no `://`.

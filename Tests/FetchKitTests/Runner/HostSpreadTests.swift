@@ -42,7 +42,7 @@ import Testing
                 jobs:
                   - {id: m, url: "http://{{matrix.h}}.example:81/x", matrix: {h: [A, b]}}
                   - {id: f, url: "https://{{row.host}}/{{row.n}}", from: {file: rows.csv}, key: "{{row.n}}"}
-                  - {id: u, url: "http://\(String(repeating: "u", count: JobHost.stackBytes))@{{matrix.h}}.example/x", matrix: {h: [C]}}
+                  - {id: u, url: "http://\(String(repeating: "u", count: 600))@{{matrix.h}}.example/x", matrix: {h: [C]}}
                   - {id: p, url: "http://{{matrix.h}}.example:{{matrix.port}}/x", matrix: {h: [D], port: [8080]}}
                 """,
             "rows.csv": "n,host\n1,one.test\n",
@@ -50,7 +50,7 @@ import Testing
         let config = fixture.load("jobs.yaml", mode: .run)
         #expect(config.diagnostics.isEmpty, "\(config.diagnostics)")
         let plan = try RunPlan(config: config)
-        // The third job's userinfo is longer than the bytes gathered on the stack; the last one's port is a placeholder.
+        // The third job has a long userinfo; the last one's port is a placeholder.
         #expect(plan.jobs.map(\.firstRequestHost) == ["a.example", "b.example", "c.example", "d.example"].map { JobHost.Key($0) })
         let feed = DataFileFeed(plan.dataFileJobs, shard: plan.shard)
         guard case .job(let job)? = feed.next(results: { _ in nil }) else {
