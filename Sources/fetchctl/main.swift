@@ -12,6 +12,10 @@ _ = fk_malloc_set_top_pad(4 << 20)
 // Before any task starts: tasks run on the HTTP client's event loops (see EventLoopExecutor).
 if #available(macOS 14, *) { EventLoopExecutor.installAsGlobalExecutor() }
 
+// `fetchctl run JOBS …`: the jobs file loads on the other core while the command line is parsed
+// (`RunPrefetch`; the run uses it only if the parsed options ask for just that).
+_ = RunCommand.prefetch
+
 /// `Fetchctl.main()` written here would pick ParsableCommand's synchronous overload, which never
 /// runs an async subcommand; going through the protocol picks AsyncParsableCommand's.
 func runRootCommand<Command: AsyncParsableCommand>(_: Command.Type) async {

@@ -36,6 +36,9 @@ public struct RunInvocation: Sendable {
     public var metricsPush: String?
     /// The environment `${VAR}`s come from.
     public var environment: [String: String] = ProcessInfo.processInfo.environment
+    /// The jobs file's loading begun before the command line was parsed (`RunPrefetch`): used if
+    /// it is what these options ask for, otherwise let go before the run loads its own.
+    public var prefetch: RunPrefetch?
 
     public init(jobsFile: String) {
         self.jobsFile = jobsFile
@@ -44,26 +47,47 @@ public struct RunInvocation: Sendable {
     /// Runs and returns the exit status. `stdout` gets only `--dry-run`'s plan; everything else
     /// (diagnostics, log, progress, summary) goes to `stderr` or the log file.
     public func perform(stdout: LogWriter, stderr: LogWriter) async -> ExitStatus {
-        // The network monitor reads the kernel's links and routes (3–5 ms) on the thread pool and
-        // another loop while this one loads the jobs file; a run that ends before it starts (a bad
-        // config, --dry-run) stops it again.
-        let monitor = NetworkMonitorStart(dryRun || offline ? nil : NetworkMonitor.begin(on: MultiThreadedEventLoopGroup.singleton.loopOtherThanCurrent()))
-        let status = await perform(stdout: stdout, stderr: stderr, monitor: monitor)
+        var prefetched: (config: LoadedConfig, early: StateOpening?)?
+        var monitor: NetworkMonitorStart
+        if let prefetch, matches(prefetch) {
+            prefetched = await prefetch.take()
+            monitor = prefetch.monitor
+        } else {
+            await prefetch?.discard()
+            // The network monitor reads the kernel's links and routes (3–5 ms) on the thread pool and
+            // another loop while this one loads the jobs file; a run that ends before it starts (a bad
+            // config, --dry-run) stops it again.
+            monitor = NetworkMonitorStart(dryRun || offline ? nil : NetworkMonitor.begin(on: MultiThreadedEventLoopGroup.singleton.loopOtherThanCurrent()))
+        }
+        let status = await perform(stdout: stdout, stderr: stderr, monitor: monitor, prefetched: prefetched)
         monitor.discardUnlessTaken()
         return status
     }
 
-    private func perform(stdout: LogWriter, stderr: LogWriter, monitor: NetworkMonitorStart) async -> ExitStatus {
-        var loader = ConfigLoader(environment: environment, mode: dryRun ? .plan : .run)
+    /// Whether `prefetch` loaded what this run would: the same jobs file, for a run (not a plan),
+    /// with this environment, the settings' own state directory, and a network monitor unless offline.
+    func matches(_ prefetch: RunPrefetch) -> Bool {
+        prefetch.jobsFile == jobsFile && !dryRun && stateDir == nil && shard == nil
+            && prefetch.startsMonitor == !offline && prefetch.environment == environment
+    }
+
+    private func perform(stdout: LogWriter, stderr: LogWriter, monitor: NetworkMonitorStart,
+                         prefetched: (config: LoadedConfig, early: StateOpening?)?) async -> ExitStatus {
         // The state directory opens while the jobs are expanded and checked (`StateOpening`).
-        let early = LockedBox<StateOpening?>(nil)
-        if !dryRun {
-            loader.onJobsFileSettings = { [self] settings in
-                let state = stateDirectory(settings)
-                early.withLock { $0 = StateOpening.early(stateDirectory: state, cacheDirectory: Self.cacheDirectory(settings, stateDirectory: state)) }
+        let early = LockedBox<StateOpening?>(prefetched?.early)
+        let config: LoadedConfig
+        if let prefetched {
+            config = prefetched.config
+        } else {
+            var loader = ConfigLoader(environment: environment, mode: dryRun ? .plan : .run)
+            if !dryRun {
+                loader.onJobsFileSettings = { [self] settings in
+                    let state = stateDirectory(settings)
+                    early.withLock { $0 = StateOpening.early(stateDirectory: state, cacheDirectory: Self.cacheDirectory(settings, stateDirectory: state)) }
+                }
             }
+            config = loader.load([jobsFile])
         }
-        let config = loader.load([jobsFile])
         if !config.diagnostics.isEmpty {
             stderr.write(DiagnosticRenderer(sources: config.sources).render(config.diagnostics, format: .text))
         }

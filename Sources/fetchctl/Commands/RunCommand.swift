@@ -79,6 +79,9 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Stop starting jobs and cancel running ones after this long (e.g. 90s, 10m); exit 1.", valueName: "duration"))
     var maxTime: String?
 
+    /// Begun from `main.swift` before the command line is parsed; nil unless it looks like `run FILE`.
+    static let prefetch = RunPrefetch.begin()
+
     func validate() throws {
         if let concurrency, concurrency < 1 { throw ValidationError("--concurrency must be at least 1") }
         if let metricsPush, URL(string: metricsPush)?.host == nil || !(metricsPush.hasPrefix("http://") || metricsPush.hasPrefix("https://")) {
@@ -103,6 +106,7 @@ struct RunCommand: AsyncParsableCommand {
 
     func run() async throws {
         var invocation = RunInvocation(jobsFile: jobsFile)
+        invocation.prefetch = Self.prefetch
         invocation.concurrency = concurrency
         invocation.jobs = jobs
         invocation.dryRun = dryRun
