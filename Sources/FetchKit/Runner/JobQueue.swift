@@ -55,14 +55,19 @@ final class JobQueue: @unchecked Sendable {
     /// Ready jobs passed over because their host was full (with a `spread`).
     private var aside = JobsAside()
 
+    /// Told once, when only `count` written-out jobs are left to start (and no data file feeds
+    /// more): the run's stores commit then what they gathered, while the last jobs run.
+    private var nearEnd: (count: Int, action: @Sendable () -> Void)?
+
     private static let taken = -1
     private typealias Waiter = (id: UInt64, continuation: CheckedContinuation<Void, Never>)
 
     /// - Parameter onSkip: told of each job settled without running (skipped because of its needs,
     ///   or a data file's record that makes no job), as it is settled.
     init(jobs: [ExpandedJob], feed: DataFileFeed? = nil, failFast: Bool, keepsResults: Bool = true, spread: HostSpread? = nil,
-         onSkip: @escaping @Sendable (JobResult) -> Void) {
+         nearEnd: (count: Int, action: @Sendable () -> Void)? = nil, onSkip: @escaping @Sendable (JobResult) -> Void) {
         self.jobs = jobs
+        self.nearEnd = feed == nil ? nearEnd : nil
         self.spread = spread
         self.keepsResults = keepsResults
         self.feed = feed
@@ -187,6 +192,8 @@ final class JobQueue: @unchecked Sendable {
 
     private func take(preferring previous: JobHost.Key?) -> Next {
         var settled: [JobResult] = []
+        var nearEndAction: (@Sendable () -> Void)?
+        defer { nearEndAction?() }
         let next = withLock { () -> Next in
             // The host the worker just freed: its next job set aside, if it has room.
             if !aside.isEmpty, stop == nil, !Task.isCancelled, let previous, !isFull(previous),
@@ -208,6 +215,10 @@ final class JobQueue: @unchecked Sendable {
                 }
                 pending[index] = Self.taken
                 pendingCount -= 1
+                if let near = nearEnd, pendingCount <= near.count {
+                    nearEndAction = near.action
+                    nearEnd = nil
+                }
                 while head < pending.count, pending[head] == Self.taken { head += 1 }
                 if let blocker = Self.blocker(needs) {
                     settled.append(skip(job, blocker))

@@ -130,8 +130,16 @@ public final class Runner: Sendable {
         // Jobs set aside for full hosts: enough for many hosts' jobs in turn, bounded so that a batch
         // sorted by host (or a data file's read ahead) doesn't pile up.
         let spread = waitsForHosts ? JobQueue.HostSpread(perHost: settings.perHost, window: max(64, 8 * concurrency)) : nil
+        // A few jobs before the end the stores commit what they gathered (for 2,000 jobs, 64),
+        // and again once nothing is left to start: a commit of a whole batch's rows takes 2–3 ms,
+        // and made only when the last job had started, it was still running after the last response.
+        let stores = (cache: options.responseCache, state: options.stateStore)
+        let nearEnd = (count: max(4 * concurrency, plan.jobs.count / 32), action: { @Sendable in
+            stores.cache?.commitSoon()
+            stores.state?.commitSoon()
+        })
         let queue = JobQueue(jobs: plan.jobs, feed: feed, failFast: options.failFast || settings.failFast, keepsResults: keepsResults,
-                             spread: spread) {
+                             spread: spread, nearEnd: plan.jobs.count > nearEnd.count ? nearEnd : nil) {
             monitor.jobDidFinish($0)
         }
         let workers = feed == nil ? min(concurrency, plan.jobs.count) : concurrency
@@ -160,7 +168,8 @@ public final class Runner: Sendable {
                     // last jobs run, not all after the last of them.
                     if !drained {
                         drained = true
-                        options.responseCache?.commitSoon()
+                        stores.cache?.commitSoon()
+                        stores.state?.commitSoon()
                     }
                 case .failFast:
                     working -= 1

@@ -198,6 +198,16 @@ public final class StateStore: Sendable {
         }
     }
 
+    /// Writes the queued results now, then copies the write-ahead log into the database, on the
+    /// writer's thread and without waiting: for the moment a run's last jobs have started. The
+    /// run's end then writes the last jobs' results and its own row, and copies only those pages:
+    /// about half of a 2,000-job run's results were still queued at its end (the 50 ms batch),
+    /// and the log held every page they and the earlier batches touched.
+    public func commitSoon() {
+        pool.asyncWrite({ db in try self.insertQueuedResults(db) }, completion: { _, _ in })
+        pool.asyncWriteWithoutTransaction { db in _ = try? db.checkpoint(.passive) }
+    }
+
     /// Copies the write-ahead log into the database: the work SQLite would do when the store
     /// closes, done here, beside the run's other last writes, instead of after them. Passive: it
     /// copies what no reader still needs and never waits (a `fetchctl status` reading the store

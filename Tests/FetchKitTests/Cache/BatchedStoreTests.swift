@@ -191,4 +191,46 @@ import FetchKitTesting
         #expect(summary.tally.jobs == 5 && summary.tally.unsuccessful == 0)
         try await server.shutdown()
     }
+
+    /// A few jobs before the end (`max(4 × concurrency, jobs / 32)` left to start) the runner has
+    /// the cache commit too, so that the commit at the end holds only the last jobs' rows and the
+    /// one when nothing is left to start is over before the last response. Here both workers end
+    /// up waiting on held jobs, the second taken when 8 jobs are left: the twelve fast jobs' rows
+    /// must be visible to another connection then, with 8 jobs still to start (no drain yet) and
+    /// the cache's timer off.
+    @Test func whatIsStoredIsCommittedAFewJobsBeforeTheEnd() async throws {
+        let server = try await TestServer.start()
+        let files = try ConfigFixture(["jobs.yaml": """
+            version: 1
+            settings: {concurrency: 2, per_host: 2, output_dir: out}
+            jobs:
+              - {id: first, url: "${BASE}/delay/60000?until_requests=15", save: first.txt}
+              - {id: fast, url: "${BASE}/cache/f{{matrix.n}}?max_age=3600", matrix: {n: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]}, save: "f{{matrix.n}}.txt"}
+              - {id: second, url: "${BASE}/delay/60000?until_requests=15", save: second.txt}
+              - {id: last, url: "${BASE}/cache/g{{matrix.n}}?max_age=3600", matrix: {n: [0, 1, 2, 3, 4, 5, 6, 7]}, save: "g{{matrix.n}}.txt"}
+            """])
+        let config = files.load("jobs.yaml", environment: ["BASE": server.baseURL], mode: .run)
+        let plan = try RunPlan(config: config, selecting: [])
+        let directory = files.path(".fetchctl/cache")
+        let cache = try Self.cache(directory)
+        let runner = Runner(config: config, plan: plan, options: Runner.Options(concurrency: 2, responseCache: cache))
+        let run = Task { await runner.run() }
+        let urls = (0..<12).map { "\(server.baseURL)/cache/f\($0)?max_age=3600" }
+        func committed() async throws -> Int {
+            let reader = try SQLiteResponseCache(directory: directory, readOnly: true)
+            var found = 0
+            for url in urls where await !reader.entries(method: .get, url: url).isEmpty { found += 1 }
+            return found
+        }
+        let deadline = ContinuousClock.now + .seconds(30)
+        while try await committed() < 12, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(try await committed() == 12)
+        #expect(server.state.requests.count == 14, "both held jobs are waiting and no job after them has started")
+        // The fifteenth request lets both held jobs go.
+        _ = try await URLSession(configuration: .ephemeral).data(from: URL(string: server.baseURL + "/status/200")!)
+        let summary = await run.value
+        await cache.finishRun(id: summary.runID, maxSize: nil)
+        #expect(summary.tally.jobs == 22 && summary.tally.unsuccessful == 0)
+        try await server.shutdown()
+    }
 }
