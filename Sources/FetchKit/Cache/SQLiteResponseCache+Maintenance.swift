@@ -47,8 +47,10 @@ extension SQLiteResponseCache {
                     removed += rows.map { ($0["body"], $0["body_size"]) }
                     try db.execute(sql: "DELETE FROM responses WHERE used_at < ?", arguments: [cutoff])
                 }
-                if let maxSize {
+                // Under the bound (`SQLiteCacheRows.BodyBytes`) the rows need not be summed.
+                if let maxSize, try (SQLiteCacheRows.BodyBytes.bound(in: db) ?? .max) > maxSize {
                     var total = try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(body_size), 0) FROM responses") ?? 0
+                    defer { try? SQLiteCacheRows.BodyBytes.set(total, in: db) }
                     if total > maxSize {
                         // The whole index is sorted by use (it has no index on used_at: stores would
                         // pay for one). SQLite's sorter keeps up to `cache_size` in memory, 16 MiB
@@ -91,6 +93,7 @@ extension SQLiteResponseCache {
             let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM responses") ?? 0
             let bytes = try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(body_size), 0) FROM responses") ?? 0
             try db.execute(sql: "DELETE FROM responses; DELETE FROM usage")
+            try SQLiteCacheRows.BodyBytes.set(0, in: db)
             return (count, bytes)
         }
         result.entries = count

@@ -120,6 +120,14 @@ extension SQLiteResponseCache {
                 ALTER TABLE responses_v4 RENAME TO responses;
                 """)
         }
+        migrator.registerMigration("v5: body_bytes") { db in
+            // An upper bound on the bodies' total size (`SQLiteCacheRows.BodyBytes`), so that the
+            // end of a run need not sum every row's size to know it is under `max_size`.
+            try db.execute(sql: """
+                CREATE TABLE body_bytes (id INTEGER PRIMARY KEY CHECK (id = 0), bound INTEGER NOT NULL);
+                INSERT INTO body_bytes (id, bound) SELECT 0, COALESCE(SUM(body_size), 0) FROM responses;
+                """)
+        }
         return migrator
     }
 }

@@ -137,6 +137,45 @@ import FetchKitTesting
         #expect(cache.state.withLock { $0.uncommitted.isEmpty })
     }
 
+    /// The bodies' size bound (`SQLiteCacheRows.BodyBytes`) that spares the end of a run summing
+    /// every row: it follows stores and the rows they replace, stays above the real total when
+    /// rows go, and a prune that has to sum sets it to the total. A cache over `max_size` is
+    /// pruned whatever the bound said last.
+    @Test func theBodiesSizeBoundFollowsStoresAndNeverFallsBelowTheTotal() async throws {
+        let directory = try TemporaryDirectory.make(prefix: "fetchctl-tests")
+        let cache = try Self.cache(directory)
+        func storeBody(_ number: Int, bytes: Int) async throws {
+            let writer = try #require(cache.makeBodyWriter())
+            try writer.write(ByteBuffer(string: String(repeating: "x", count: bytes)))
+            try writer.complete()
+            await cache.store(Self.entry(number), body: writer)
+        }
+        func bound() async throws -> Int64? { try await cache.pool.read { db in try SQLiteCacheRows.BodyBytes.bound(in: db) } }
+        func total() async throws -> Int64 {
+            try await cache.pool.read { db in try Int64.fetchOne(db, sql: "SELECT SUM(body_size) FROM responses") ?? 0 }
+        }
+        for number in 0..<3 { try await storeBody(number, bytes: 100) }
+        await cache.finishRun(id: "run-1", maxSize: 1 << 20)
+        #expect(try await bound() == 300)
+        // Stored again, larger: the replaced row's size is taken off.
+        try await storeBody(1, bytes: 250)
+        await cache.finishRun(id: "run-2", maxSize: 1 << 20)
+        #expect(try await total() == 450)
+        #expect(try await bound() == 450)
+        // A row that goes (an invalidation) leaves the bound above the total.
+        await cache.invalidate(url: Self.entry(0).url)
+        #expect(try await total() == 350)
+        #expect(try await bound() == 450)
+        // A max size between the two: the rows are summed, nothing goes, and the bound is the total.
+        await cache.finishRun(id: "run-3", maxSize: 400)
+        #expect(try await Self.visible(0..<3, in: directory) == [1, 2])
+        #expect(try await bound() == 350)
+        // Over it: the least recently used go, and the bound follows.
+        await cache.finishRun(id: "run-4", maxSize: 300)
+        #expect(try await total() <= 300)
+        #expect(try await bound() == total())
+    }
+
     @Test func anInvalidationRemovesARowWaitingInTheOpenTransaction() async throws {
         let directory = try TemporaryDirectory.make(prefix: "fetchctl-tests")
         let cache = try Self.cache(directory)

@@ -48,6 +48,8 @@ import Testing
         let found = await cache.entries(method: .get, url: Self.url)
         #expect(found.map(\.id) == seen.map(\.id))
         #expect(found.map { $0.headers["ETag"] } == ["\"v0\""])
+        // The bodies' size bound starts at their total (two rows of 3 bytes).
+        #expect(try await cache.pool.read { db in try SQLiteCacheRows.BodyBytes.bound(in: db) } == 6)
         let keys = try await cache.pool.read { db in try Int64.fetchAll(db, sql: "SELECT url_key FROM responses ORDER BY id") }
         #expect(keys == [SQLiteResponseCache.URLDigest(Self.url).key, SQLiteResponseCache.URLDigest(Self.other).key])
         // The lookup goes through the unique index on the key.
