@@ -78,6 +78,42 @@ import Testing
         #expect(await cache.entries(method: .get, url: Self.url).isEmpty)
     }
 
+    /// Every table's columns (name, type, not null, default, key), its indexes and their columns,
+    /// the bodies' size bound and the migrations recorded as applied.
+    func describe(_ path: String) throws -> [String] {
+        try DatabaseQueue(path: path).read { db in
+            var lines: [String] = []
+            let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+            for table in tables {
+                for column in try Row.fetchAll(db, sql: "PRAGMA table_info(\(table))") {
+                    lines.append("\(table).\(column["name"] as String) \(column["type"] as String) notnull=\(column["notnull"] as Int) "
+                                 + "default=\(column["dflt_value"] as String? ?? "-") pk=\(column["pk"] as Int)")
+                }
+                for index in try Row.fetchAll(db, sql: "PRAGMA index_list(\(table))") {
+                    let columns = try String.fetchAll(db, sql: "SELECT name FROM pragma_index_info(?)", arguments: [index["name"] as String])
+                    lines.append("\(table) index unique=\(index["unique"] as Int) origin=\(index["origin"] as String) (\(columns.joined(separator: ", ")))")
+                }
+            }
+            lines.append("bound \(try Int64.fetchAll(db, sql: "SELECT bound FROM body_bytes"))")
+            lines.append("applied \(try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier"))")
+            return lines.sorted()
+        }
+    }
+
+    /// A new index is written in one step (`createIfNew`); it must be what the migrations make.
+    @Test func aNewIndexHasTheSchemaTheMigrationsMake() throws {
+        let fresh = try TemporaryDirectory.make(prefix: "fetchctl-tests-cache-new")
+        _ = try SQLiteResponseCache(directory: fresh)
+        let migrated = try TemporaryDirectory.make(prefix: "fetchctl-tests-cache-migrated")
+        try SQLiteResponseCache.migrator.migrate(try DatabaseQueue(path: migrated + "/index.sqlite"))
+        let made = try describe(fresh + "/index.sqlite")
+        #expect(made == (try describe(migrated + "/index.sqlite")))
+        #expect(made.contains { $0.hasPrefix("responses index unique=1") && $0.hasSuffix("(url_key, method, vary_key)") }, "\(made)")
+        // Opened again, nothing is left to migrate.
+        _ = try SQLiteResponseCache(directory: fresh)
+        #expect(try describe(fresh + "/index.sqlite") == made)
+    }
+
     @Test func theKeyIsTheDigestsFirstEightBytes() {
         let digest = SQLiteResponseCache.URLDigest(Self.url)
         #expect(digest.hex.count == 64)
