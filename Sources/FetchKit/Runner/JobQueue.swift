@@ -32,7 +32,7 @@ final class JobQueue: @unchecked Sendable {
     /// the summary's results in plan order. A batch with none of these keeps none: 20,000 results
     /// were hashed into a dictionary during the run and freed after it, for nothing.
     private let keepsResults: Bool
-    private let lock = NSLock()
+    private let lock = AdaptiveLock()
     // Guarded by `lock`:
     /// Indices into `jobs`, in order; a started or skipped job's slot becomes `taken`, and `head`
     /// moves past taken slots, so starting jobs in order costs O(1) each.

@@ -15,6 +15,8 @@ import Glibc
 /// these boxes (its file, its exchange, its stored body…), and each had cost three `malloc`s and
 /// three `free`s.
 ///
+/// The mutex is adaptive (`initializeAdaptiveMutex`): it spins briefly before sleeping.
+///
 /// A struct around the buffer: copies share the one value and lock.
 struct LockedBox<Value>: @unchecked Sendable {
     private final class Storage: ManagedBuffer<Value, pthread_mutex_t> {
@@ -32,7 +34,7 @@ struct LockedBox<Value>: @unchecked Sendable {
         storage = unsafeDowncast(Storage.create(minimumCapacity: 1) { _ in value }, to: Storage.self)
         storage.withUnsafeMutablePointerToElements { mutex in
             mutex.initialize(to: pthread_mutex_t())
-            _ = pthread_mutex_init(mutex, nil)
+            initializeAdaptiveMutex(mutex)
         }
     }
 

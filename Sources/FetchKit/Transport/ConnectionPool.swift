@@ -74,7 +74,7 @@ final class ConnectionPool: @unchecked Sendable {
     private let offersHTTP2: Bool
     /// The TLS contexts of `https://` keys, made before their first lease.
     let tlsContexts: TLSContexts
-    private let lock = NIOLock()
+    private let lock = AdaptiveLock()
     private var hosts: [Key: Host] = [:]  // guarded by lock
     /// HTTP/2 connections retired by a GOAWAY and not closed yet: no longer counted as open, closed
     /// at shutdown if the server hasn't closed them by then.
