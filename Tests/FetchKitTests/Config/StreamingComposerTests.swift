@@ -119,6 +119,45 @@ import Yams
         #expect(!nested.streamed && handed == 0)
     }
 
+    /// The root mapping's other values are handed over as they are composed, in file order with
+    /// the streamed jobs: a `settings:` written before `jobs:` is known before any job is read.
+    @Test func topLevelValuesComeAsTheyAreComposed() throws {
+        let text = "version: 1\nsettings: {output_dir: out}\njobs:\n  - {id: a, url: http://h/a}\n  - {id: b, url: http://h/b}\ndescription: last\n"
+        var events: [String] = []
+        let result = try #require(StreamingComposer(text: text, resolver: .basic).compose(onJob: { node in
+            events.append("job " + (node["id"]?.string ?? "?"))
+        }, onTopLevel: { key, _ in events.append(key) }))
+        #expect(result.streamed)
+        #expect(events == ["version", "settings", "job a", "job b", "description"])
+    }
+
+    /// `onJobsFileSettings` (the state directory opens when it is called) is called once, as soon
+    /// as the settings are composed, with the settings the loaded file has; and once for a file
+    /// whose settings come after its jobs, or that has none. A second call would try to lock the
+    /// state directory a second time.
+    @Test(arguments: [
+        "version: 1\nsettings: {concurrency: 3, output_dir: o}\njobs:\n  - {id: a, url: http://h/a, save: a}\n",
+        "version: 1\njobs:\n  - {id: a, url: http://h/a, save: a}\nsettings: {concurrency: 3, output_dir: o}\n",
+        "version: 1\njobs:\n  - {id: a, url: http://h/a, save: a}\n",
+    ])
+    func theJobsFilesSettingsAreAnnouncedOnce(text: String) throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("streaming-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("jobs.yaml").path
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        let announced = LockedBox<[Settings]>([])
+        var loader = ConfigLoader(environment: [:], mode: .run)
+        loader.onJobsFileSettings = { settings in announced.withLock { $0.append(settings) } }
+        let config = loader.load([path])
+        #expect(config.diagnostics.isEmpty, "\(config.diagnostics.map(\.message))")
+        let calls = announced.withLock { $0 }
+        #expect(calls.count == 1)
+        #expect(calls.first?.concurrency == config.jobsFile?.settings.concurrency)
+        #expect(calls.first?.outputDir == config.jobsFile?.settings.outputDir)
+        #expect(calls.first?.stateDir == config.jobsFile?.settings.stateDir)
+    }
+
     /// The loader's diagnostics for a broken file are Yams's, found by composing the file again.
     @Test func aBrokenFileIsReportedAsBefore() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("streaming-\(UUID().uuidString)")

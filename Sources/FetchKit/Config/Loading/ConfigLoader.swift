@@ -40,6 +40,9 @@ struct LoadSession {
     var parsed: [String: ParsedFile?] = [:]
     var expandedRoots: Set<String> = []
     var onJobsFileSettings: (@Sendable (Settings) -> Void)?
+    /// `onJobsFileSettings` was called: it is called once, as soon as the jobs file's `settings:`
+    /// is composed (before its jobs are read), or else once the file is.
+    var settingsAnnounced = false
 
     struct ParsedFile {
         var source: SourceFile
@@ -72,7 +75,10 @@ struct LoadSession {
         if let jobs = root.jobs, !expandedRoots.contains(absolute) {
             expandedRoots.insert(absolute)
             let settings = root.settings ?? defaultSettings(for: root.source)
-            if config.jobsFile == nil, !diagnostics.hasErrors { onJobsFileSettings?(settings) }
+            if config.jobsFile == nil, !diagnostics.hasErrors, !settingsAnnounced {
+                settingsAnnounced = true
+                onJobsFileSettings?(settings)
+            }
             var expander = JobExpander(settings: settings, routes: visibleRoutes(visible), diagnostics: diagnostics)
             let expanded = expander.expand(jobs)
             diagnostics = expander.diagnostics
@@ -112,8 +118,21 @@ struct LoadSession {
         var streamedJobs: [JobSpec] = []
         let root: Node?
         var streamed = false
+        // The first root file's `settings:`, announced as soon as it is composed: `fetchctl run`
+        // opens its state directory while the jobs are read (a 2,000-value matrix took 2 ms to
+        // compose, and the opening had waited for it). Read by a reader of its own, whose findings
+        // are dropped: the settings are read again, with the file, for their diagnostics.
+        let announces = includedAt == nil && onJobsFileSettings != nil && config.jobsFile == nil && !settingsAnnounced
+            && !diagnostics.hasErrors
         if let composed = StreamingComposer(text: text, resolver: .basic).compose(onJob: { [reader] node in
             if let job = reader.job(node) { streamedJobs.append(job) }
+        }, onTopLevel: { key, node in
+            guard announces, key == "settings", !settingsAnnounced else { return }
+            let scratch = ConfigReader(file: source, interpolator: interpolator, mode: mode, diagnostics: DiagnosticBag())
+            let settings = scratch.settings(node)
+            guard !scratch.diagnostics.hasErrors else { return }
+            settingsAnnounced = true
+            onJobsFileSettings?(settings)
         }) {
             (root, streamed) = composed
         } else {

@@ -33,7 +33,10 @@ final class StreamingComposer {
 
     /// The document's root, with an empty `jobs:` list when its items went to `onJob` (then
     /// `streamed` is true); nil for an empty document. nil overall on any error.
-    func compose(onJob: (Node) -> Void) -> (root: Node?, streamed: Bool)? {
+    ///
+    /// `onTopLevel` gets each of the root mapping's other values as soon as it is composed, with its
+    /// key: a jobs file's `settings:` (written before its `jobs:`) is known before its jobs are read.
+    func compose(onJob: (Node) -> Void, onTopLevel: (String, Node) -> Void = { _, _ in }) -> (root: Node?, streamed: Bool)? {
         if text.utf8.isEmpty { return (nil, false) }
         var text = text
         text.makeContiguousUTF8()
@@ -48,7 +51,7 @@ final class StreamingComposer {
                 if first.type == YAML_STREAM_END_EVENT { return (nil, false) }
                 // first is the document start
                 var streamed = false
-                let root = try node(from: next(), depth: 0, onJob: onJob, streamed: &streamed)
+                let root = try node(from: next(), depth: 0, onJob: onJob, onTopLevel: onTopLevel, streamed: &streamed)
                 _ = try next()  // document end
                 guard try next().type == YAML_STREAM_END_EVENT else { return nil }  // a second document
                 return (root, streamed)
@@ -72,7 +75,8 @@ final class StreamingComposer {
         if let anchor { anchors[anchor] = node }
     }
 
-    private func node(from event: Event, depth: Int, onJob: (Node) -> Void, streamed: inout Bool) throws -> Node {
+    private func node(from event: Event, depth: Int, onJob: (Node) -> Void, onTopLevel: (String, Node) -> Void = { _, _ in },
+                      streamed: inout Bool) throws -> Node {
         switch event.type {
         case YAML_ALIAS_EVENT:
             guard let name = event.string(event.event.data.alias.anchor), let node = anchors[Anchor(rawValue: name)] else { throw Failure() }
@@ -112,6 +116,7 @@ final class StreamingComposer {
                     streamed = true
                 } else {
                     value = try node(from: valueEvent, depth: depth + 1, onJob: onJob, streamed: &streamed)
+                    if depth == 0, let name = key.scalar?.string { onTopLevel(name, value) }
                 }
                 pairs.append((key, value))
                 keyEvent = try next()
