@@ -33,6 +33,14 @@ import FetchKitTesting
         await cache.store(entry(number), body: writer)
     }
 
+    /// How many of `urls` another connection finds, reading the index as another process would.
+    static func committed(_ urls: [String], in directory: String) async throws -> Int {
+        let reader = try SQLiteResponseCache(directory: directory, readOnly: true)
+        var found = 0
+        for url in urls where await !reader.entries(method: .get, url: url).isEmpty { found += 1 }
+        return found
+    }
+
     /// Which of `numbers` another connection finds, reading the index as another process would.
     static func visible(_ numbers: Range<Int>, in directory: String) async throws -> [Int] {
         let reader = try SQLiteResponseCache(directory: directory, readOnly: true)
@@ -212,12 +220,7 @@ import FetchKitTesting
         let runner = Runner(config: config, plan: plan, options: Runner.Options(concurrency: 2, responseCache: cache))
         let run = Task { await runner.run() }
         let urls = (0..<4).map { "\(server.baseURL)/cache/k\($0)?max_age=3600" }
-        func committed() async throws -> Int {
-            let reader = try SQLiteResponseCache(directory: directory, readOnly: true)
-            var found = 0
-            for url in urls where await !reader.entries(method: .get, url: url).isEmpty { found += 1 }
-            return found
-        }
+        func committed() async throws -> Int { try await Self.committed(urls, in: directory) }
         // The four fast jobs' rows become visible to another connection while the fifth job waits.
         let deadline = ContinuousClock.now + .seconds(30)
         while try await committed() < 4, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
@@ -255,12 +258,7 @@ import FetchKitTesting
         let runner = Runner(config: config, plan: plan, options: Runner.Options(concurrency: 2, responseCache: cache))
         let run = Task { await runner.run() }
         let urls = (0..<12).map { "\(server.baseURL)/cache/f\($0)?max_age=3600" }
-        func committed() async throws -> Int {
-            let reader = try SQLiteResponseCache(directory: directory, readOnly: true)
-            var found = 0
-            for url in urls where await !reader.entries(method: .get, url: url).isEmpty { found += 1 }
-            return found
-        }
+        func committed() async throws -> Int { try await Self.committed(urls, in: directory) }
         let deadline = ContinuousClock.now + .seconds(30)
         while try await committed() < 12, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
         #expect(try await committed() == 12)
