@@ -48,7 +48,7 @@ public struct RunInvocation: Sendable {
     /// (diagnostics, log, progress, summary) goes to `stderr` or the log file.
     public func perform(stdout: LogWriter, stderr: LogWriter) async -> ExitStatus {
         var prefetched: (config: LoadedConfig, early: StateOpening?)?
-        var monitor: NetworkMonitorStart
+        let monitor: NetworkMonitorStart
         if let prefetch, matches(prefetch) {
             prefetched = await prefetch.take()
             monitor = prefetch.monitor

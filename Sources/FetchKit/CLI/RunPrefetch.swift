@@ -7,9 +7,9 @@ import NIOPosix
 /// ArgumentParser works out the options.
 ///
 /// Parsing `run`'s command line takes about 3 ms of the main thread, most of it the Swift runtime
-/// meeting ArgumentParser's types for the first time, while the second core has nothing to do;
-/// loading a 2,000-job matrix takes about as long again, after it. Both now overlap: the first
-/// request of a 2,000 × 16 KiB batch leaves earlier by that much.
+/// meeting ArgumentParser's types for the first time; loading a 2,000-job matrix took about as
+/// long again, after it. Side by side (with the stores opening and the monitor starting on the same
+/// two cores), the first request of a 2,000 × 16 KiB batch left about 1.5 ms earlier (BENCHMARKS.md).
 ///
 /// The prefetch is a guess, made from the raw arguments without interpreting any option: a
 /// command line of the shape `fetchctl run FILE [options]` whose options are none of those that
@@ -32,7 +32,7 @@ public final class RunPrefetch: Sendable {
     let startsMonitor: Bool
     private let state = LockedBox(Use.pending)
 
-    /// What became of a prefetch (for tests and `--log-level debug` readers of the code).
+    /// What became of a prefetch (`RunPrefetchTests` check it).
     public enum Use: Sendable, Equatable {
         case pending
         /// The run used what it loaded.
