@@ -17,18 +17,22 @@ extension SQLiteResponseCache {
             return (s.served, s.counts)
         }
         let now = Date().timeIntervalSince1970
+        // The bodies' size bound is read in the same transaction: a cache under `maxSize` is then
+        // done with one write, and `prune` (a transaction of its own) runs only when it is over.
+        var bound: Int64?
         do {
-            try await write { db in
+            bound = try await write { db in
                 try SQLiteCacheRows.touch(served, at: now, in: db)
                 if !counts.isEmpty {
                     try db.execute(sql: "INSERT OR REPLACE INTO usage (run_id, finished_at, hits, revalidated, stale, misses) VALUES (?, ?, ?, ?, ?, ?)",
                                    arguments: [runID, now, counts[.hit] ?? 0, counts[.revalidated] ?? 0, counts[.stale] ?? 0, counts[.miss] ?? 0])
                 }
+                return try SQLiteCacheRows.BodyBytes.bound(in: db)
             }
         } catch {
             report(indexPath, "cannot record the response cache's use: \(error)")
         }
-        if let maxSize { _ = await prune(maxSize: maxSize) }
+        if let maxSize, (bound ?? .max) > maxSize { _ = await prune(maxSize: maxSize) }
         sweepTemporaryFiles()
     }
 
