@@ -206,30 +206,16 @@ import FetchKitTesting
     /// finds nothing left to start; the cache's timer never commits.
     @Test func whatIsStoredIsCommittedWhileTheLastJobsRun() async throws {
         let server = try await TestServer.start()
-        let files = try ConfigFixture(["jobs.yaml": """
-            version: 1
-            settings: {concurrency: 2, per_host: 2, output_dir: out}
-            jobs:
+        let (run, cache) = try Self.startRun("""
               - {id: held, url: "${BASE}/delay/60000?until_requests=6", save: held.txt}
               - {id: fast, url: "${BASE}/cache/k{{matrix.n}}?max_age=3600", matrix: {n: [0, 1, 2, 3]}, save: "{{matrix.n}}.txt"}
-            """])
-        let config = files.load("jobs.yaml", environment: ["BASE": server.baseURL], mode: .run)
-        let plan = try RunPlan(config: config, selecting: [])
-        let directory = files.path(".fetchctl/cache")
-        let cache = try Self.cache(directory)
-        let runner = Runner(config: config, plan: plan, options: Runner.Options(concurrency: 2, responseCache: cache))
-        let run = Task { await runner.run() }
-        let urls = (0..<4).map { "\(server.baseURL)/cache/k\($0)?max_age=3600" }
-        func committed() async throws -> Int { try await Self.committed(urls, in: directory) }
+            """, on: server)
         // The four fast jobs' rows become visible to another connection while the fifth job waits.
-        let deadline = ContinuousClock.now + .seconds(30)
-        while try await committed() < 4, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(try await committed() == 4)
+        let urls = (0..<4).map { "\(server.baseURL)/cache/k\($0)?max_age=3600" }
+        #expect(try await Self.whenCommitted(urls, in: cache.directory) == 4)
         #expect(server.state.requests.filter { $0.path.hasPrefix("/delay/") }.count == 1, "the held job has not been answered")
         // The sixth request lets the held one go.
-        _ = try await URLSession(configuration: .ephemeral).data(from: URL(string: server.baseURL + "/status/200")!)
-        let summary = await run.value
-        await cache.finishRun(id: summary.runID, maxSize: nil)
+        let summary = try await Self.finish(run, cache: cache, releasing: server)
         #expect(summary.tally.jobs == 5 && summary.tally.unsuccessful == 0)
         try await server.shutdown()
     }
@@ -242,32 +228,51 @@ import FetchKitTesting
     /// the cache's timer off.
     @Test func whatIsStoredIsCommittedAFewJobsBeforeTheEnd() async throws {
         let server = try await TestServer.start()
-        let files = try ConfigFixture(["jobs.yaml": """
-            version: 1
-            settings: {concurrency: 2, per_host: 2, output_dir: out}
-            jobs:
+        let (run, cache) = try Self.startRun("""
               - {id: first, url: "${BASE}/delay/60000?until_requests=15", save: first.txt}
               - {id: fast, url: "${BASE}/cache/f{{matrix.n}}?max_age=3600", matrix: {n: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]}, save: "f{{matrix.n}}.txt"}
               - {id: second, url: "${BASE}/delay/60000?until_requests=15", save: second.txt}
               - {id: last, url: "${BASE}/cache/g{{matrix.n}}?max_age=3600", matrix: {n: [0, 1, 2, 3, 4, 5, 6, 7]}, save: "g{{matrix.n}}.txt"}
-            """])
-        let config = files.load("jobs.yaml", environment: ["BASE": server.baseURL], mode: .run)
-        let plan = try RunPlan(config: config, selecting: [])
-        let directory = files.path(".fetchctl/cache")
-        let cache = try Self.cache(directory)
-        let runner = Runner(config: config, plan: plan, options: Runner.Options(concurrency: 2, responseCache: cache))
-        let run = Task { await runner.run() }
+            """, on: server)
         let urls = (0..<12).map { "\(server.baseURL)/cache/f\($0)?max_age=3600" }
-        func committed() async throws -> Int { try await Self.committed(urls, in: directory) }
-        let deadline = ContinuousClock.now + .seconds(30)
-        while try await committed() < 12, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(try await committed() == 12)
+        #expect(try await Self.whenCommitted(urls, in: cache.directory) == 12)
         #expect(server.state.requests.count == 14, "both held jobs are waiting and no job after them has started")
         // The fifteenth request lets both held jobs go.
+        let summary = try await Self.finish(run, cache: cache, releasing: server)
+        #expect(summary.tally.jobs == 22 && summary.tally.unsuccessful == 0)
+        try await server.shutdown()
+    }
+
+    /// Starts a run of `jobs` (a jobs file's list; `${BASE}` is `server`) with two workers and the
+    /// batching cache whose timer never commits.
+    static func startRun(_ jobs: String, on server: TestServer) throws -> (run: Task<RunSummary, Never>, cache: SQLiteResponseCache) {
+        let files = try ConfigFixture(["jobs.yaml": """
+            version: 1
+            settings: {concurrency: 2, per_host: 2, output_dir: out}
+            jobs:
+
+            """ + jobs])
+        let config = files.load("jobs.yaml", environment: ["BASE": server.baseURL], mode: .run)
+        let plan = try RunPlan(config: config, selecting: [])
+        let cache = try Self.cache(files.path(".fetchctl/cache"))
+        let runner = Runner(config: config, plan: plan, options: Runner.Options(concurrency: 2, responseCache: cache))
+        return (Task { await runner.run() }, cache)
+    }
+
+    /// How many of `urls` another connection finds, once it finds them all (or after 30 s).
+    static func whenCommitted(_ urls: [String], in directory: String) async throws -> Int {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while try await committed(urls, in: directory) < urls.count, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return try await committed(urls, in: directory)
+    }
+
+    /// Sends the request that lets the server's held responses go, and ends the run.
+    static func finish(_ run: Task<RunSummary, Never>, cache: SQLiteResponseCache, releasing server: TestServer) async throws -> RunSummary {
         _ = try await URLSession(configuration: .ephemeral).data(from: URL(string: server.baseURL + "/status/200")!)
         let summary = await run.value
         await cache.finishRun(id: summary.runID, maxSize: nil)
-        #expect(summary.tally.jobs == 22 && summary.tally.unsuccessful == 0)
-        try await server.shutdown()
+        return summary
     }
 }
