@@ -12,10 +12,10 @@ import NIOTLS
 /// curl's `--connect-timeout` does.
 enum ConnectionOpener {
     /// What the handshake settled: the handler an HTTP/1.1 connection runs its exchanges on, or
-    /// the multiplexer an HTTP/2 connection opens its streams with.
+    /// the HTTP/2 connection (a handler of its own, which runs its streams).
     private enum Negotiated {
         case http1(HTTP1ExchangeHandler)
-        case http2(NIOHTTP2Handler.StreamMultiplexer, HTTP2ConnectionWatcher)
+        case http2(HTTP2Connection)
     }
 
     /// Opens a connection to `key` on `eventLoop`; `onClose` is told once when it closes, and
@@ -49,8 +49,7 @@ enum ConnectionOpener {
                                 if let pins = security.pins { try check(pins, on: channel) }
                                 channel.pipeline.syncOperations.removeHandler(watcher, promise: nil)
                                 if case .negotiated("h2") = result {
-                                    let watcher = HTTP2ConnectionWatcher()
-                                    negotiated.succeed(.http2(try addHTTP2(to: channel, watcher: watcher), watcher))
+                                    negotiated.succeed(.http2(try addHTTP2(to: channel, key: key)))
                                 } else {
                                     negotiated.succeed(.http1(try addHTTP1(to: channel)))
                                 }
@@ -79,9 +78,9 @@ enum ConnectionOpener {
                 let connection: any PooledConnection
                 switch negotiated {
                 case .http1(let handler): connection = HTTP1Connection(channel: channel, key: key, handler: handler)
-                case .http2(let multiplexer, let watcher):
-                    connection = HTTP2Connection(channel: channel, key: key, multiplexer: multiplexer)
-                    watcher.onGoAway = { [weak connection] in if let connection { onGoAway(connection) } }
+                case .http2(let http2):
+                    connection = http2
+                    http2.onGoAway = { [weak http2] in if let http2 { onGoAway(http2) } }
                 }
                 channel.closeFuture.whenComplete { _ in onClose(connection) }
                 return connection
@@ -96,22 +95,19 @@ enum ConnectionOpener {
         return handler
     }
 
-    /// The stream window (1 MiB) and the connection's (16 MiB) are larger than HTTP/2's 64 KiB
-    /// default, which would cap a large download at one window per round trip.
-    private static func addHTTP2(to channel: Channel, watcher: HTTP2ConnectionWatcher) throws -> NIOHTTP2Handler.StreamMultiplexer {
-        var connection = NIOHTTP2Handler.ConnectionConfiguration()
-        connection.initialSettings = nioDefaultSettings + [
+    /// NIOHTTP2's handler without its multiplexer: its frames and events go to the connection,
+    /// which runs the streams itself. Push is off; the initial stream window is the one the
+    /// connection keeps open (`HTTP2Connection.streamWindow`).
+    private static func addHTTP2(to channel: Channel, key: ConnectionPool.Key) throws -> HTTP2Connection {
+        var configuration = NIOHTTP2Handler.ConnectionConfiguration()
+        configuration.initialSettings = nioDefaultSettings + [
             HTTP2Setting(parameter: .enablePush, value: 0),
-            HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
+            HTTP2Setting(parameter: .initialWindowSize, value: HTTP2Connection.streamWindow),
         ]
-        connection.targetWindowSize = 16 << 20
-        var stream = NIOHTTP2Handler.StreamConfiguration()
-        stream.targetWindowSize = 1 << 20
-        let multiplexer = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
-            mode: .client, connectionConfiguration: connection, streamConfiguration: stream
-        ) { pushed in pushed.close() }  // nothing is pushed (push is off); refused if it were
-        try channel.pipeline.syncOperations.addHandler(watcher)
-        return multiplexer
+        let connection = HTTP2Connection(channel: channel, key: key)
+        try channel.pipeline.syncOperations.addHandler(NIOHTTP2Handler(mode: .client, connectionConfiguration: configuration))
+        try channel.pipeline.syncOperations.addHandler(connection)
+        return connection
     }
 
     /// The server's certificate must carry one of the pinned keys (`PublicKeyPins`).
@@ -126,25 +122,6 @@ enum ConnectionOpener {
 /// The TLS handshake of a new connection did not finish within the connect timeout.
 struct TLSHandshakeTimeout: Error, CustomStringConvertible {
     var description: String { "TLS handshake timed out" }
-}
-
-/// Watches an HTTP/2 connection as a whole (its own frames, stream 0): a GOAWAY retires it from the
-/// pool (its open streams finish, new requests go to a new connection, as RFC 9113 §6.8 asks), and
-/// an error of the connection itself (a protocol error, a TLS failure) closes it: its streams fail
-/// as it closes, and the pool opens a new one for what comes next.
-final class HTTP2ConnectionWatcher: ChannelInboundHandler, @unchecked Sendable {
-    typealias InboundIn = HTTP2Frame
-
-    /// Set once the connection exists; touched only on the event loop.
-    var onGoAway: () -> Void = {}
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .goAway = unwrapInboundIn(data).payload { onGoAway() }
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: Error) {
-        context.close(promise: nil)
-    }
 }
 
 /// Fails a new TLS connection's promise when the handshake fails or the connection closes before

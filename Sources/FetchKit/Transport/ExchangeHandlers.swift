@@ -39,12 +39,13 @@ enum HTTP1Framing {
 }
 
 /// Runs one exchange after another on a channel: an HTTP/1.1 connection, whose parts NIO's HTTP/1
-/// encoder and decoder make (`HTTP1ExchangeHandler`), or one HTTP/2 stream, whose frames are read
-/// and written straight (`HTTP2ExchangeHandler`). The request is written at once; the head and every
-/// body chunk go to the session's callbacks as they are read; the read, total and outage deadlines
-/// are checked by a timer on the same loop. This is the part both handlers share: two concrete
-/// handlers rather than one generic over its framing, whose methods (called by NIO through its
-/// protocols) would run unspecialized, with a metadata lookup per call (9k instructions a job).
+/// encoder and decoder make (`HTTP1ExchangeHandler`), or one HTTP/2 stream, whose frames its
+/// connection reads and writes straight (`HTTP2Connection`, a core per stream). The request is
+/// written at once; the head and every body chunk go to the session's callbacks as they are read;
+/// the read, total and outage deadlines are checked by a timer on the same loop. The framing is
+/// the caller's (`read` takes a parser): concrete handlers around one core rather than one handler
+/// generic over its framing, whose methods (called by NIO through its protocols) would run
+/// unspecialized, with a metadata lookup per call (9k instructions a job).
 /// Unchecked: every member is touched only on the channel's event loop.
 final class ExchangeCore: @unchecked Sendable {
     /// A class: the core looks at the exchange on every read, and a struct of four closures was
@@ -80,11 +81,24 @@ final class ExchangeCore: @unchecked Sendable {
     /// closure and two trips through the loop's timer heap a job.
     private var watchdog: Scheduled<Void>?
     private var watchdogDue: NIODeadline?
-    /// The connection's timer, for an HTTP/2 stream's core: set before the stream's exchange starts.
-    var sharedWatchdog: SharedWatchdog?
+    /// For an HTTP/2 stream's core: the connection's timer, the stream and the connection. Its one
+    /// exchange's end hands the stream back to the connection, and a failure resets the stream
+    /// instead of closing the channel. The connection is let go at the end.
+    private var sharedWatchdog: SharedWatchdog?
+    private var stream: HTTP2StreamID?
+    private var connection: HTTP2Connection?
     private var lastID: UInt64 = 0
-    /// The id `start` gives the first exchange (an HTTP/2 stream's handler runs only that one).
-    static let firstID: UInt64 = 1
+
+    /// A core for a connection's exchanges, one after another (HTTP/1.1).
+    init() {}
+
+    /// A core for the one exchange of HTTP/2 stream `stream` on `connection`.
+    init(stream: HTTP2StreamID, on connection: HTTP2Connection, context: ChannelHandlerContext, watchdog: SharedWatchdog) {
+        self.stream = stream
+        self.connection = connection
+        self.context = context
+        sharedWatchdog = watchdog
+    }
 
     func added(_ context: ChannelHandlerContext) { self.context = context }
     func removed() {
@@ -146,13 +160,19 @@ final class ExchangeCore: @unchecked Sendable {
         }
         if parts.end, let finished = exchange {
             exchange = nil
+            streamEnded(reset: false)
             finished.completion(.success(ExchangeFinished(received: finished.received, keepAlive: finished.keepAlive,
                                                           status: finished.status, expectedLength: finished.expectedLength)))
         }
     }
 
     func inactive() {
-        if let exchange { fail(exchange.id, TransportFailure(underlying: ConnectionClosed(), afterHead: exchange.sawHead)) }
+        failCurrent(ConnectionClosed())
+    }
+
+    /// The channel or the stream failed under the current exchange, if any.
+    func failCurrent(_ error: Error) {
+        if let exchange { fail(exchange.id, TransportFailure(underlying: error, afterHead: exchange.sawHead)) }
     }
 
     func caught(_ error: Error, context: ChannelHandlerContext) {
@@ -182,12 +202,22 @@ final class ExchangeCore: @unchecked Sendable {
         }
     }
 
-    /// Ends exchange `id` with `error` and closes the channel, unless it already ended.
+    /// Ends exchange `id` with `error` and closes the channel (resets the stream), unless it
+    /// already ended.
     private func fail(_ id: UInt64, _ error: Error) {
         guard let failed = exchange, failed.id == id else { return }
         exchange = nil
-        context?.close(promise: nil)
+        if stream != nil { streamEnded(reset: true) } else { context?.close(promise: nil) }
         failed.completion(.failure(error))
+    }
+
+    /// An HTTP/2 stream's exchange ended: the connection takes the stream back (resetting it if
+    /// asked and still open), and the shared timer lets this core go.
+    private func streamEnded(reset: Bool) {
+        guard let connection, let stream else { return }
+        self.connection = nil
+        connection.streamEnded(stream, reset: reset)
+        sharedWatchdog?.remove(self)
     }
 
     /// Makes sure the timer fires within `delay`: an armed timer due by then stays as it is.
@@ -254,43 +284,6 @@ final class HTTP1ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let part = unwrapInboundIn(data)
         core.read { _ in HTTP1Framing.response(part) }
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        core.inactive()
-        context.fireChannelInactive()
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: Error) { core.caught(error, context: context) }
-
-    func cancel(_ id: UInt64, with error: Error) { core.cancel(id, with: error) }
-}
-
-/// `ExchangeCore` on one HTTP/2 stream, reading and writing its frames (`HTTP2Framing`).
-final class HTTP2ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler, @unchecked Sendable {
-    typealias InboundIn = HTTP2Frame.FramePayload
-    typealias OutboundOut = HTTP2Frame.FramePayload
-
-    let core = ExchangeCore()
-
-    func handlerAdded(context: ChannelHandlerContext) { core.added(context) }
-    func handlerRemoved(context: ChannelHandlerContext) { core.removed() }
-
-    func start(_ head: HTTPRequestHead, body: ByteBuffer?, exchange: ExchangeCore.Exchange) -> UInt64 {
-        guard let (id, context) = core.begin(exchange) else { return core.currentID }
-        let (headers, data) = HTTP2Framing.request(head, body: body)
-        guard let data else {
-            core.sent(id, flushed: context.writeAndFlush(wrapOutboundOut(headers)))
-            return id
-        }
-        context.write(wrapOutboundOut(headers), promise: nil)
-        core.sent(id, flushed: context.writeAndFlush(wrapOutboundOut(data)))
-        return id
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let payload = unwrapInboundIn(data)
-        core.read { sawHead in try HTTP2Framing.response(payload, sawHead: sawHead) }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
