@@ -122,16 +122,17 @@ import Testing
     /// without going over `concurrency`.
     @Test func jobsWaitingOnANeedStartWhenItFinishes() async throws {
         let server = try await TestServer.start()
-        // Each waiting job holds its request for 600 ms, so the three workers' requests overlap
-        // even when the machine is busy running the other suites in parallel (with 200 ms, the
-        // 10,000-request fan-out and crawl tests served by this process made one worker late).
+        // The waiting jobs' requests are held until the server has had four (the first job's and
+        // three of theirs), 10 s at most: the three workers' requests overlap however late a busy
+        // machine makes one of them (a fixed 600 ms hold was not always enough with the whole
+        // suite running at once), and with fewer than three workers they would not.
         let values = (0..<9).map(String.init).joined(separator: ", ")
         let (summary, _) = try await run(server, """
             settings: {concurrency: 3, per_host: 8}
             jobs:
               - {id: first, url: "${BASE}/delay/100?job=first"}
               - id: after
-                url: "${BASE}/delay/600?n={{matrix.n}}"
+                url: "${BASE}/delay/10000?n={{matrix.n}}&until_requests=4"
                 matrix: {n: [\(values)]}
                 needs: [first]
             """)
@@ -214,13 +215,13 @@ import Testing
         let (summary, _) = try await run(server, """
             settings: {concurrency: 2}
             jobs:
-              - {id: slow-1, url: "${BASE}/delay/12000", save: one.txt}
-              - {id: slow-2, url: "${BASE}/delay/12000", save: two.txt}
-              - {id: slow-3, url: "${BASE}/delay/12000"}
+              - {id: slow-1, url: "${BASE}/delay/60000", save: one.txt}
+              - {id: slow-2, url: "${BASE}/delay/60000", save: two.txt}
+              - {id: slow-3, url: "${BASE}/delay/60000"}
             """, options: Runner.Options(maxTime: .milliseconds(300)))
-        // Without --max-time the run would take 24 s (three 12 s jobs, two at a time); a loaded
-        // machine may hold the deadline back a few seconds.
-        #expect(ContinuousClock.now - started < .seconds(9))
+        // Without --max-time the run would take 120 s (three 60 s jobs, two at a time); a loaded
+        // machine (the whole suite at once on two cores) has held the deadline back ten seconds.
+        #expect(ContinuousClock.now - started < .seconds(30))
         #expect(summary.stop == .maxTime)
         #expect(summary.results.map(\.outcome) == [.failed, .failed, .skipped])
         #expect(summary.results[0].error?.code == .cancelled)

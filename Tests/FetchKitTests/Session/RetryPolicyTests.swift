@@ -142,10 +142,13 @@ import Testing
     @Test(arguments: Session.HTTPClientKind.allCases)
     func stopsWhenTheNextDelayWouldPassTheBudget(client: Session.HTTPClientKind) async throws {
         try await withSession(client: client) { server, session in
-            // Delays 100 ms, then 10 s: the first fits a 5 s budget, the second would pass it.
+            // Delays 100 ms, then 100 s: the first fits a 20 s budget, the second would pass it. (A
+            // budget of seconds, not less: the whole suite runs at once, and a loaded machine has
+            // taken seconds over a first attempt.)
             let policy = RetryPolicy.fast(limit: 5, scale: .milliseconds(100)) {
-                $0.backoffBase = 100
-                $0.budget = .seconds(5)
+                $0.backoffBase = 1000
+                $0.backoffMax = .seconds(100)
+                $0.budget = .seconds(20)
             }
             let started = ContinuousClock.now
             let error = await #expect(throws: FetchError.self) {
@@ -153,7 +156,7 @@ import Testing
             }
             #expect(error?.attempts == 2)
             #expect(server.state.requests(pathPrefix: "/flaky/budget").count == 2)
-            #expect(ContinuousClock.now - started < .seconds(9))  // a second retry would wait 10 s
+            #expect(ContinuousClock.now - started < .seconds(60))  // a second retry would wait 100 s
         }
     }
 
@@ -183,12 +186,13 @@ import Testing
         let recorder = EventRecorder()
         try await withSession(client: client, monitors: [recorder]) { server, session in
             let started = ContinuousClock.now
-            let options = RequestOptions(timeouts: TransportTimeouts(connect: .seconds(2), read: .milliseconds(300), total: nil),
+            // A read timeout of seconds: the retry's own body must not trip it on a loaded machine.
+            let options = RequestOptions(timeouts: TransportTimeouts(connect: .seconds(5), read: .seconds(2), total: nil),
                                          retryPolicy: .fast(scale: .milliseconds(10)))
-            let response = try await session.data(url(server, "/bytes/200000?seed=1&stall_after=1000&stall_ms=12000&key=stall&times=1"), options: options)
+            let response = try await session.data(url(server, "/bytes/200000?seed=1&stall_after=1000&stall_ms=40000&key=stall&times=1"), options: options)
             #expect(response.data.count == 200_000)
             #expect(recorder.events("request.failed").map(\.detail) == ["timeout"])
-            #expect(ContinuousClock.now - started < .seconds(9))  // the stall alone is 12 s
+            #expect(ContinuousClock.now - started < .seconds(30))  // the stall alone is 40 s
         }
     }
 
