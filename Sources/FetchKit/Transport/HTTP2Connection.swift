@@ -30,6 +30,7 @@ final class HTTP2Connection: ChannelInboundHandler, PooledConnection, @unchecked
     private var streams: [HTTP2StreamID: ExchangeCore] = [:]
     private var nextStreamID: HTTP2StreamID = 1
     private var goneAway = false
+    private var flushQueued = false
     /// The deadline timer every stream's exchange shares.
     private let watchdog: SharedWatchdog
 
@@ -76,14 +77,23 @@ final class HTTP2Connection: ChannelInboundHandler, PooledConnection, @unchecked
         // `errorCaught` as a stream error, a GOAWAY through `channelRead`, a closed channel through
         // `channelInactive`.
         let (headers, data) = HTTP2Framing.request(head, body: body)
-        if let data {
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: headers)), promise: nil)
-            context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: data)), promise: nil)
-        } else {
-            context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: headers)), promise: nil)
-        }
+        context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: headers)), promise: nil)
+        if let data { context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: data)), promise: nil) }
+        flushSoon()
         core.sent()
         return UInt64(Int32(streamID))
+    }
+
+    /// Flushes the requests written so far once the loop has run what is queued on it: the
+    /// requests that jobs start in one turn of the loop (each job's task queued there when its
+    /// connection is this one) go out in one TLS record and one `write`, not one each.
+    private func flushSoon() {
+        guard !flushQueued else { return }
+        flushQueued = true
+        channel.eventLoop.execute { [self] in
+            flushQueued = false
+            context?.flush()
+        }
     }
 
     /// Ends exchange `id` with `error` if it is still running (its stream is reset). Call it on
