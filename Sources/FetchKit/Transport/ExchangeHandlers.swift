@@ -104,7 +104,6 @@ final class ExchangeCore: @unchecked Sendable {
     func removed() {
         context = nil
         disarm()
-        sharedWatchdog?.remove(self)
     }
 
     /// Takes `exchange` on, with the next id: the context to write its request to, or nil when the
@@ -123,15 +122,10 @@ final class ExchangeCore: @unchecked Sendable {
     /// The id the last `begin` gave.
     var currentID: UInt64 { lastID }
 
-    /// The request of exchange `id` is written (`flushed` tells how that went); its deadlines start.
-    func sent(_ id: UInt64, flushed: EventLoopFuture<Void>) {
-        flushed.whenFailure { [self] error in fail(id, TransportFailure(underlying: error, afterHead: false)) }
-        sent()
-    }
-
     /// The current exchange's request is written without a promise: a write that fails closes
-    /// the channel (NIO fails the exchange through `inactive`), and NIO's header validator reports
-    /// what it refuses through `caught`. Its deadlines start.
+    /// the channel (NIO fails the exchange through `inactive`), and what NIO refuses comes back as
+    /// an error (`caught` on HTTP/1.1; over HTTP/2 the connection fails the stream's core). Its
+    /// deadlines start.
     func sent() {
         guard let current = exchange else { return }
         arm(after: current.deadlines.untilNextCheck(last: current.lastProgress, now: .now()))
