@@ -185,8 +185,7 @@ public final class SQLiteResponseCache: ResponseCache {
         // run took 74 s with 2 MiB, 62 s with 16 (bench/scale.sh), 32 measured no better.
         configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16384; PRAGMA temp_store = MEMORY") }
         let pool = try DatabasePool(path: path, configuration: configuration)
-        try createIfNew(pool)
-        try migrator.migrate(pool)
+        try SchemaCreation.prepare(pool, schema: currentSchema, marker: "responses", migrator: migrator)
         // A torn or truncated file may open fine and fail only when a page is read.
         _ = try pool.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM responses") }
         return pool

@@ -30,13 +30,27 @@ public final class StateStore: Sendable {
             // SQLite made on every inserted result (a lookup in `runs`) could never fail.
             configuration.foreignKeysEnabled = false
             pool = try DatabasePool(path: (directory as NSString).appendingPathComponent("state.sqlite"), configuration: configuration)
-            try Self.migrator.migrate(pool)
+            try SchemaCreation.prepare(pool, schema: Self.currentSchema, marker: "runs", migrator: Self.migrator)
         } catch let error as FetchError {
             throw error
         } catch {
             throw FetchError(.io, "cannot open the state store in '\(directory)': \(error)")
         }
     }
+
+    /// The schema the migrations below make, written at once into a new store (`SchemaCreation`:
+    /// the migrations were 9.3 of the 13.9 million instructions of making one): SQLite's own text
+    /// of each table after them, columns added by `ALTER TABLE` included. `StateStoreTests` checks
+    /// that the two agree, statement by statement.
+    static let currentSchema = """
+        CREATE TABLE "runs" ("id" TEXT PRIMARY KEY NOT NULL, "jobs_file" TEXT NOT NULL, "started_at" DOUBLE NOT NULL, "ended_at" DOUBLE, "jobs" INTEGER NOT NULL, "succeeded" INTEGER, "failed" INTEGER, "skipped" INTEGER, "up_to_date" INTEGER, "bytes" INTEGER, "exit_code" INTEGER, "cached" INTEGER, "errors" TEXT, "first_failures" TEXT);
+        CREATE TABLE "job_results" ("id" INTEGER PRIMARY KEY AUTOINCREMENT, "run_id" TEXT NOT NULL REFERENCES "runs"("id") ON DELETE CASCADE, "job" TEXT NOT NULL, "outcome" TEXT NOT NULL, "status" INTEGER, "bytes" INTEGER NOT NULL, "attempts" INTEGER NOT NULL, "error" TEXT, "message" TEXT, "duration_ms" INTEGER NOT NULL, "finished_at" DOUBLE NOT NULL);
+        CREATE INDEX "job_results_by_job" ON "job_results"("job", "finished_at");
+        CREATE TABLE "downloads" ("destination" TEXT PRIMARY KEY NOT NULL, "url" TEXT NOT NULL, "etag" TEXT, "last_modified" TEXT, "total_length" INTEGER, "completed" BOOLEAN NOT NULL DEFAULT 0, "checksum" TEXT, "updated_at" DOUBLE NOT NULL, "date" TEXT);
+        CREATE TABLE "download_segments" ("destination" TEXT NOT NULL, "idx" INTEGER NOT NULL, "start" INTEGER NOT NULL, "end" INTEGER NOT NULL, "done" INTEGER NOT NULL, PRIMARY KEY ("destination", "idx"));
+        CREATE TABLE "incremental_cursors" ("job" TEXT PRIMARY KEY NOT NULL, "cursor" TEXT NOT NULL, "updated_at" DOUBLE NOT NULL, "run_id" TEXT NOT NULL);
+        CREATE TABLE "pagination_progress" ("job" TEXT PRIMARY KEY NOT NULL, "fingerprint" TEXT NOT NULL, "page" INTEGER NOT NULL, "next" TEXT NOT NULL, "records" INTEGER NOT NULL, "items_bytes" INTEGER NOT NULL, "bytes" INTEGER NOT NULL, "requests" INTEGER NOT NULL, "spool_bytes" TEXT NOT NULL DEFAULT '', "incremental" TEXT);
+        """
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()

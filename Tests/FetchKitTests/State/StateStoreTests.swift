@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 @testable import FetchKit
 
@@ -49,5 +50,47 @@ import Testing
         let after = try #require(try FileManager.default.attributesOfItem(atPath: database)[.size] as? Int)
         #expect(after > before, "the results are in the database file: \(before) → \(after) bytes")
         #expect(try store.lastResults().count == 300)
+    }
+
+    /// Every schema object as SQLite keeps it (its type, name, table and SQL text, in which
+    /// `ALTER TABLE` has added its columns), and the migrations recorded as applied.
+    func describe(_ path: String) throws -> [String] {
+        try DatabaseQueue(path: path).read { db in
+            let objects = try Row.fetchAll(db, sql: "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name != 'grdb_migrations' ORDER BY name")
+                .map { "\($0["type"] as String) \($0["name"] as String) on \($0["tbl_name"] as String): \($0["sql"] as String? ?? "-")" }
+            return objects + ["applied \(try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier"))"]
+        }
+    }
+
+    /// A new store is written in one step (`SchemaCreation`); it must be what the migrations make,
+    /// and opening it again must find nothing left to migrate.
+    @Test func aNewStoreHasTheSchemaTheMigrationsMake() throws {
+        let fixture = try ConfigFixture([:])
+        let fresh = fixture.path("fresh")
+        _ = try StateStore(directory: fresh)
+        let migrated = fixture.path("migrated")
+        try FileManager.default.createDirectory(atPath: migrated, withIntermediateDirectories: true)
+        try StateStore.migrator.migrate(try DatabaseQueue(path: migrated + "/state.sqlite"))
+        let made = try describe(fresh + "/state.sqlite")
+        #expect(made == (try describe(migrated + "/state.sqlite")))
+        #expect(made.contains { $0.hasPrefix("table job_results on job_results: ") && $0.contains("REFERENCES \"runs\"(\"id\") ON DELETE CASCADE") }, "\(made)")
+        #expect(made.last == "applied \(StateStore.migrator.migrations.sorted())")
+        _ = try StateStore(directory: fresh)
+        #expect(try describe(fresh + "/state.sqlite") == made)
+    }
+
+    /// A store made by an older fetchctl (here, at the first migration) is migrated when opened.
+    @Test func aStoreFromBeforeTheLaterMigrationsIsMigrated() throws {
+        let fixture = try ConfigFixture([:])
+        let old = fixture.path("old")
+        try FileManager.default.createDirectory(atPath: old, withIntermediateDirectories: true)
+        let first = try #require(StateStore.migrator.migrations.first)
+        try StateStore.migrator.migrate(try DatabaseQueue(path: old + "/state.sqlite"), upTo: first)
+        let store = try StateStore(directory: old)
+        try store.beginRun(id: "run-1", jobsFile: "jobs.yaml", jobs: 1)
+        let migrated = fixture.path("migrated")
+        try FileManager.default.createDirectory(atPath: migrated, withIntermediateDirectories: true)
+        try StateStore.migrator.migrate(try DatabaseQueue(path: migrated + "/state.sqlite"))
+        #expect(try describe(old + "/state.sqlite") == (try describe(migrated + "/state.sqlite")))
     }
 }
