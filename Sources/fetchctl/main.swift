@@ -18,8 +18,18 @@ _ = RunCommand.prefetch
 
 /// `Fetchctl.main()` written here would pick ParsableCommand's synchronous overload, which never
 /// runs an async subcommand; going through the protocol picks AsyncParsableCommand's.
-func runRootCommand<Command: AsyncParsableCommand>(_: Command.Type) async {
-    await Command.main(nil)
+func runRootCommand<Command: AsyncParsableCommand>(_: Command.Type, arguments: [String]? = nil) async {
+    await Command.main(arguments)
 }
 
-await runRootCommand(Fetchctl.self)
+// The same command line (`run FILE` without --help, --version or the like: `RunPrefetch`) is parsed
+// by `run` itself, as the root, named `fetchctl run` (`RunCommand.parsedAsRoot`): the whole tree's
+// parse made ArgumentParser parse the arguments twice more, looking for a completion-script
+// request, and reflect every command's options on the way (23 of a one-job run's 87 million
+// instructions, on the path to its first request).
+if RunCommand.prefetch != nil {
+    RunCommand.parsedAsRoot = true
+    await runRootCommand(RunCommand.self, arguments: Array(CommandLine.arguments.dropFirst(2)))
+} else {
+    await runRootCommand(Fetchctl.self)
+}

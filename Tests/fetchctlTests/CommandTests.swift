@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import FetchKitTesting
 
 /// The commands end to end: the real binary, real files, exit codes and exact output.
 @Suite struct CommandTests {
@@ -143,6 +144,28 @@ import Testing
             let help = try await FetchctlProcess.run([command, "--help"])
             #expect(help.status == 0)
             #expect(help.stdout.contains("Examples:"), "\(command)")
+        }
+    }
+
+    /// `fetchctl run FILE …` is parsed with `run` as ArgumentParser's root (main.swift), any other
+    /// shape of `run` as `fetchctl`'s subcommand: the same mistake gets the same message, usage
+    /// line and exit code either way. The second command line of each pair has a shape the first
+    /// path does not take (an option before the file, or `--`).
+    @Test func runsCommandLineMistakesReadTheSameWhicheverWayTheyAreParsed() async throws {
+        let fixture = try TemporaryDirectory.make(prefix: "fetchctl-run-args")
+        try "version: 1\njobs:\n  - id: a\n    url: \"http://127.0.0.1:9/x\"\n".write(toFile: fixture + "/jobs.yaml", atomically: true, encoding: .utf8)
+        let pairs: [([String], [String])] = [
+            (["run", "jobs.yaml", "--bogus"], ["run", "--bogus", "jobs.yaml"]),
+            (["run", "jobs.yaml", "--concurrency", "0"], ["run", "--concurrency", "0", "jobs.yaml"]),
+            (["run", "jobs.yaml", "--log-format", "xml"], ["run", "--log-format", "xml", "jobs.yaml"]),
+            (["run", "jobs.yaml", "extra"], ["run", "--", "jobs.yaml", "extra"]),
+        ]
+        for (asRoot, asSubcommand) in pairs {
+            let first = try await FetchctlProcess.run(asRoot, in: URL(fileURLWithPath: fixture))
+            let second = try await FetchctlProcess.run(asSubcommand, in: URL(fileURLWithPath: fixture))
+            #expect(first.status == 64 && second.status == 64, "\(asRoot): \(first.status), \(second.status)")
+            #expect(first.stderr == second.stderr, "\(asRoot)")
+            #expect(first.stderr.contains("Usage: fetchctl run [<options>] <jobs-file>\n  See 'fetchctl run --help' for more information."), "\(first.stderr)")
         }
     }
 }

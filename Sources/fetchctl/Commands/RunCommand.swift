@@ -3,7 +3,27 @@ import ArgumentParser
 import FetchKit
 
 struct RunCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+    /// Set by `main.swift` when it parses `fetchctl run FILE …` with this command as the root
+    /// (set once, before parsing begins). The root is then named `fetchctl run`, with the usage
+    /// line ArgumentParser writes for it as `Fetchctl`'s subcommand, so that errors read the same
+    /// either way; and it has a super command's name, which is what tells ArgumentParser not to
+    /// parse the arguments twice more looking for `--generate-completion-script` (that flag is
+    /// `fetchctl`'s, and its command lines never come here).
+    nonisolated(unsafe) static var parsedAsRoot = false
+
+    /// What ArgumentParser prints as the usage of `fetchctl run` (`RunCommandAsRootTests` checks it).
+    static let usageAsRoot = "fetchctl run [<options>] <jobs-file>"
+
+    static var configuration: CommandConfiguration {
+        guard parsedAsRoot else { return subcommandConfiguration }
+        var configuration = subcommandConfiguration
+        configuration.commandName = "fetchctl run"
+        configuration.usage = usageAsRoot
+        configuration._superCommandName = "fetchctl"
+        return configuration
+    }
+
+    private static let subcommandConfiguration = CommandConfiguration(
         commandName: "run",
         abstract: "Run the jobs of a jobs file.",
         discussion: """
