@@ -13,7 +13,10 @@ import Glibc
 /// Use it to know *when to try again*, never to decide *whether to send*: a request is always
 /// sent, and only when it fails with a network-class error does the monitor's verdict say whether to
 /// wait for the network rather than spend a retry (that is what the runner does). No polling and no
-/// thread of its own: the socket is read on an event loop as the kernel writes to it.
+/// thread of its own: the socket is read by a dispatch read source as the kernel writes to it.
+/// (It was a SwiftNIO pipe channel: making the process's first one cost 9 of a one-job run's 87
+/// million instructions, most of them the Swift runtime's first-use conformance scans, on the two
+/// cores the run's start needs; a read source costs a few hundred thousand.)
 ///
 /// ```swift
 /// let monitor = try await NetworkMonitor.start()
@@ -28,7 +31,9 @@ public final class NetworkMonitor: Sendable {
     }
 
     private let state: LockedBox<Inner>
-    private let channel: (any Channel)?
+    /// Reads the socket's change notifications; cancelling it closes the socket. (Dispatch's
+    /// sources are thread-safe, `cancel` from any thread, but not marked `Sendable` on Linux.)
+    private nonisolated(unsafe) let source: (any DispatchSourceRead)?
 
     fileprivate struct Inner {
         var network = NetworkState()
@@ -44,12 +49,12 @@ public final class NetworkMonitor: Sendable {
     /// A monitor fed by hand (tests, or a program with its own source of network events).
     init(state network: NetworkState) {
         state = LockedBox(Inner(network: network, status: network.isReachable() ? .reachable : .notReachable))
-        channel = nil
+        source = nil
     }
 
-    private init(state network: NetworkState, channel: any Channel, box: LockedBox<Inner>) {
+    private init(source: any DispatchSourceRead, box: LockedBox<Inner>) {
         state = box
-        self.channel = channel
+        self.source = source
     }
 
     /// Opens the netlink socket, reads the kernel's current links and routes, and listens for
@@ -63,28 +68,46 @@ public final class NetworkMonitor: Sendable {
     /// on another loop (`fetchctl run` loading its jobs file) has the monitor ready when it asks.
     static func begin(on loop: any EventLoop) -> EventLoopFuture<NetworkMonitor> {
         // The dumps block (briefly, with a deadline): on the thread pool, not a task's thread.
-        NIOThreadPool.singleton.runIfActive(eventLoop: loop) { () throws -> (Int32, NetworkState) in
+        NIOThreadPool.singleton.runIfActive(eventLoop: loop) { () throws -> NetworkMonitor in
             let fd = try NetlinkSocket.open()
+            let initial: NetworkState
             do {
-                return (fd, try NetlinkSocket.dumpState(fd))
+                initial = try NetlinkSocket.dumpState(fd)
+                guard fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) == 0 else { throw FileIO.error(errno, "cannot listen for network changes on a netlink socket") }
             } catch {
                 Glibc.close(fd)
                 throw error
             }
-        }.flatMap { (fd, initial) in
             let box = LockedBox(Inner(network: initial, status: initial.isReachable() ? .reachable : .notReachable))
-            let handler = NetlinkHandler(box: box)
-            return NIOPipeBootstrap(group: loop)
-                .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 1 << 16))
-                .channelInitializer { channel in channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(handler) } }
-                .takingOwnershipOfDescriptor(input: fd)
-                .map { channel in NetworkMonitor(state: initial, channel: channel, box: box) }
+            let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: DispatchQueue(label: "fetchctl.network-monitor"))
+            source.setEventHandler { Self.readChanges(fd, into: box) }
+            source.setCancelHandler { Glibc.close(fd) }
+            source.activate()
+            return NetworkMonitor(source: source, box: box)
+        }
+    }
+
+    /// The notifications waiting on the socket, each datagram a batch of netlink messages, applied
+    /// in order; returns when the socket has no more (it is non-blocking).
+    private static func readChanges(_ fd: Int32, into box: LockedBox<Inner>) {
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count > 0 {
+                apply(Netlink.events(in: Array(buffer[..<count])), to: box)
+            } else if count < 0, errno == EINTR {
+                continue
+            } else {
+                // EAGAIN: all read. ENOBUFS: the kernel dropped notifications (a burst); the next
+                // ones still come, and the state they carry is applied as they do.
+                return
+            }
         }
     }
 
     /// The monitor `begin` is starting, stopped once started: for a caller that no longer needs it.
     static func discard(_ starting: EventLoopFuture<NetworkMonitor>) {
-        starting.whenSuccess { monitor in monitor.channel?.close(promise: nil) }
+        starting.whenSuccess { monitor in monitor.source?.cancel() }
     }
 
     /// Whether any destination is reachable (a link that is up with a default route).
@@ -153,7 +176,7 @@ public final class NetworkMonitor: Sendable {
 
     /// Stops listening; waiters are released.
     public func stop() async {
-        try? await channel?.close()
+        source?.cancel()
         let waiting = state.withLock { s in
             defer { s.waiting = [] }
             return s.waiting
@@ -197,17 +220,5 @@ public final class NetworkMonitor: Sendable {
         var v6 = in6_addr()
         if inet_pton(AF_INET6, bare, &v6) == 1 { return withUnsafeBytes(of: &v6) { Array($0) } }
         return nil
-    }
-
-    private final class NetlinkHandler: ChannelInboundHandler, Sendable {
-        typealias InboundIn = ByteBuffer
-        private let box: LockedBox<Inner>
-        init(box: LockedBox<Inner>) { self.box = box }
-
-        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-            var buffer = unwrapInboundIn(data)
-            let bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
-            NetworkMonitor.apply(Netlink.events(in: bytes), to: box)
-        }
     }
 }

@@ -72,8 +72,18 @@ final class ConnectionPool: @unchecked Sendable {
     private let perHost: Int
     private let connectTimeout: Duration
     private let offersHTTP2: Bool
-    /// The TLS contexts of `https://` keys, made before their first lease.
-    let tlsContexts: TLSContexts
+    /// The TLS contexts of `https://` keys, made before their first lease; the holder itself made
+    /// at the first `https://` request, so that a plain-HTTP run never meets TLS's types (their
+    /// first use costs the Swift runtime's conformance scans, on the way to the first request).
+    var tlsContexts: TLSContexts {
+        madeTLSContexts.withLock { made in
+            if let made { return made }
+            let contexts = TLSContexts(offersHTTP2: offersHTTP2)
+            made = contexts
+            return contexts
+        }
+    }
+    private let madeTLSContexts = LockedBox<TLSContexts?>(nil)
     private let lock = AdaptiveLock()
     private var hosts: [Key: Host] = [:]  // guarded by lock
     /// HTTP/2 connections retired by a GOAWAY and not closed yet: no longer counted as open, closed
@@ -86,7 +96,6 @@ final class ConnectionPool: @unchecked Sendable {
         self.perHost = max(1, perHost)
         self.connectTimeout = connectTimeout
         self.offersHTTP2 = offersHTTP2
-        tlsContexts = TLSContexts(offersHTTP2: offersHTTP2)
     }
 
     private func newHost(_ key: Key) -> Host {
