@@ -12,18 +12,16 @@ _ = fk_malloc_set_top_pad(4 << 20)
 // Before any task starts: tasks run on the HTTP client's event loops (see EventLoopExecutor).
 if #available(macOS 14, *) { EventLoopExecutor.installAsGlobalExecutor() }
 
-// `fetchctl run JOBS …`: the jobs file loads on the other core while the command line is parsed
-// (`RunPrefetch`; the run uses it only if the parsed options ask for just that).
-_ = RunCommand.prefetch
-
 /// `Fetchctl.main()` written here would pick ParsableCommand's synchronous overload, which never
 /// runs an async subcommand; going through the protocol picks AsyncParsableCommand's.
 func runRootCommand<Command: AsyncParsableCommand>(_: Command.Type, arguments: [String]? = nil) async {
     await Command.main(arguments)
 }
 
-// The same command line (`run FILE` without --help, --version or the like: `RunPrefetch`) is parsed
-// by `run` itself, as the root, named `fetchctl run` (`RunCommand.parsedAsRoot`): the whole tree's
+// `fetchctl run JOBS …`: the jobs file starts loading on the other core before the command line is
+// parsed (`RunCommand.prefetch`, made here; the run uses it only if the parsed options ask for just
+// that). Such a command line (`run FILE` without --help, --version or the like) is parsed by `run`
+// itself, as the root, named `fetchctl run` (`RunCommand.parsedAsRoot`): the whole tree's
 // parse made ArgumentParser parse the arguments twice more, looking for a completion-script
 // request, and reflect every command's options on the way (23 of a one-job run's 87 million
 // instructions, on the path to its first request).
