@@ -102,53 +102,34 @@ struct RunCommand: AsyncParsableCommand {
     /// Begun from `main.swift` before the command line is parsed; nil unless it looks like `run FILE`.
     static let prefetch = RunPrefetch.begin()
 
-    func validate() throws {
-        if let concurrency, concurrency < 1 { throw ValidationError("--concurrency must be at least 1") }
-        if let metricsPush, URL(string: metricsPush)?.host == nil || !(metricsPush.hasPrefix("http://") || metricsPush.hasPrefix("https://")) {
-            throw ValidationError("--metrics-push takes a Pushgateway's http:// or https:// URL, got '\(metricsPush)'")
-        }
-        if let maxTime, DurationGrammar.parse(maxTime) == nil {
-            throw ValidationError("--max-time takes a duration such as 30s, 5m or 1h, got '\(maxTime)'")
-        }
-        _ = try reports()
+    /// The options as plain values, as `RunOptions(quicklyParsing:)` reads them too.
+    var options: RunOptions {
+        var options = RunOptions(jobsFile: jobsFile)
+        options.concurrency = concurrency
+        options.jobs = jobs
+        options.dryRun = dryRun
+        options.logFormat = logFormat
+        options.logFile = logFile
+        options.progress = progress
+        options.stateDir = stateDir
+        options.noResume = noResume
+        options.resetIncremental = resetIncremental
+        options.offline = offline
+        options.report = report
+        options.metricsFile = metricsFile
+        options.metricsPush = metricsPush
+        options.failFast = failFast
+        options.shard = shard
+        options.maxTime = maxTime
+        return options
     }
 
-    /// `--report junit a.xml --report json b.json` as (format, path) pairs.
-    func reports() throws -> [(format: RunReport.Format, path: String)] {
-        guard report.count % 2 == 0 else { throw ValidationError("--report takes a format (junit or json) and a path") }
-        return try stride(from: 0, to: report.count, by: 2).map { index in
-            guard let format = RunReport.Format(rawValue: report[index]) else {
-                throw ValidationError("--report takes junit or json, got '\(report[index])'")
-            }
-            return (format, report[index + 1])
-        }
+    func validate() throws {
+        try options.validate()
     }
 
     func run() async throws {
-        var invocation = RunInvocation(jobsFile: jobsFile)
-        invocation.prefetch = Self.prefetch
-        invocation.concurrency = concurrency
-        invocation.jobs = jobs
-        invocation.dryRun = dryRun
-        invocation.logFormat = logFormat
-        invocation.logFile = logFile
-        invocation.progress = progress
-        invocation.stateDir = stateDir
-        invocation.failFast = failFast
-        invocation.maxTime = maxTime.flatMap(DurationGrammar.parse)
-        invocation.noResume = noResume
-        invocation.resetIncremental = resetIncremental
-        invocation.offline = offline
-        invocation.reports = try reports()
-        invocation.metricsFile = metricsFile
-        invocation.metricsPush = metricsPush
-        if let shard {
-            do {
-                invocation.shard = try Shard(parsing: shard)
-            } catch {
-                throw ValidationError(error.message)
-            }
-        }
+        let invocation = try options.invocation(prefetch: Self.prefetch)
         let status = await invocation.perform(stdout: .standardOutput, stderr: .standardError)
         if status != .success { throw ExitCode(status.rawValue) }
     }
