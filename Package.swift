@@ -47,12 +47,15 @@ let package = Package(
         .target(name: "CFileSystem"),
         // glibc's mallopt (the fetchctl binary's heap growth), which it leaves out too.
         .target(name: "CMalloc"),
+        // sqlite3_config (variadic, so not imported into Swift): SQLite's memory statistics off.
+        .target(name: "CSQLiteConfig", linkerSettings: [.linkedLibrary("sqlite3")]),
         .target(
             name: "FetchKit",
             dependencies: [
                 "CZlib",
                 "CExecutorHook",
                 "CFileSystem",
+                "CSQLiteConfig",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -162,7 +162,7 @@ struct CacheLookup: Sendable {
     /// `Vary: *`, the behaviour allows it, and credentials only when the route said so. Returns
     /// the request header names the response varies on (for `entryToStore`), nil to store nothing.
     func mayStore(_ head: TransportResponseHead, sent: BuiltRequest) -> [String]? {
-        if let cacher = options.handler as? ResponseCacher, case .doNotCache = cacher.behavior { return nil }
+        if options.handler.storesNothing { return nil }
         guard CacheRules.isStorable(method: sent.method, status: head.status, requestHeaders: sent.headers, responseHeaders: head.headers),
               let names = CacheRules.varyNames(head.headers) else { return nil }
         let authenticated = options.authenticated || sent.headers["Authorization"] != nil

@@ -5,6 +5,13 @@ import Foundation
 /// a modified copy, or nil to store nothing.
 public protocol CachedResponseHandler: Sendable {
     func response(toCache response: CachedResponse, for request: BuiltRequest) -> CachedResponse?
+    /// True when the handler stores nothing whatever the response (`ResponseCacher.doNotCache`):
+    /// the session then keeps no copy of the body for the cache. The default is false.
+    var storesNothing: Bool { get }
+}
+
+extension CachedResponseHandler {
+    public var storesNothing: Bool { false }
 }
 
 /// Alamofire's `ResponseCacher`: `.cache` stores responses as they are, `.doNotCache` stores
@@ -42,6 +49,11 @@ public struct ResponseCacher: CachedResponseHandler {
 
     public init(behavior: Behavior) {
         self.behavior = behavior
+    }
+
+    public var storesNothing: Bool {
+        if case .doNotCache = behavior { return true }
+        return false
     }
 
     public func response(toCache response: CachedResponse, for request: BuiltRequest) -> CachedResponse? {

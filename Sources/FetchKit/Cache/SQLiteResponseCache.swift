@@ -125,7 +125,7 @@ public final class SQLiteResponseCache: ResponseCache {
             guard FileManager.default.fileExists(atPath: path) else {
                 throw FetchError(.io, "no response cache in '\(directory)'")
             }
-            var configuration = Configuration()
+            var configuration = SQLiteC.configuration()
             configuration.readonly = true
             configuration.busyMode = .timeout(5)
             do {
@@ -175,7 +175,7 @@ public final class SQLiteResponseCache: ResponseCache {
     }
 
     private static func open(_ path: String) throws -> DatabasePool {
-        var configuration = Configuration()
+        var configuration = SQLiteC.configuration()
         configuration.busyMode = .timeout(10)
         // `batchesStores` inserts rows as they come in a transaction left open between writes and
         // commits it on its timer (`SQLiteResponseCache+Commit`); every other write commits it first.
@@ -192,7 +192,7 @@ public final class SQLiteResponseCache: ResponseCache {
     }
 
     static func openLookups(_ path: String, cacheMiB: Int = 32) throws -> DatabaseQueue {
-        var configuration = Configuration()
+        var configuration = SQLiteC.configuration()
         configuration.readonly = true
         // Lookups run on the caller's thread (an event loop): never wait for a lock there. A WAL
         // reader is refused only while another process recovers or truncates the WAL; that lookup

@@ -275,7 +275,7 @@ final class JobQueue: @unchecked Sendable {
     /// Hands out a ready `job` whose host has room (or that has no spread to respect); sets it
     /// aside when its host is full, and then hands out the longest waiting job set aside if more
     /// than `window` are (under the lock). nil when it set the job aside and handed out none.
-    private func startOrSetAside(_ job: ExpandedJob, planIndex: Int?) -> Next? {
+    private func startOrSetAside(_ job: consuming ExpandedJob, planIndex: Int?) -> Next? {
         guard let spread, let host = job.firstRequestHost else { return start(job, host: nil) }
         guard isFull(host) else { return start(job, host: host) }
         aside.add(job, planIndex: planIndex, host: host)
@@ -284,7 +284,7 @@ final class JobQueue: @unchecked Sendable {
     }
 
     /// Hands `job` out (under the lock), counting it against `host`.
-    private func start(_ job: ExpandedJob, host: JobHost.Key?) -> Next {
+    private func start(_ job: consuming ExpandedJob, host: JobHost.Key?) -> Next {
         running += 1
         if let host { runningByHost[host, default: 0] += 1 }
         return .job(job, host: host)

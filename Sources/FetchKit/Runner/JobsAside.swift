@@ -19,7 +19,7 @@ struct JobsAside {
 
     var isEmpty: Bool { count == 0 }
 
-    mutating func add(_ job: ExpandedJob, planIndex: Int?, host: JobHost.Key) {
+    mutating func add(_ job: consuming ExpandedJob, planIndex: Int?, host: JobHost.Key) {
         nextOrder += 1
         byHost[host, default: CircularBuffer()].append(Entry(order: nextOrder, job: job, planIndex: planIndex))
         count += 1

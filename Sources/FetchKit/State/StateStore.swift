@@ -16,7 +16,7 @@ public final class StateStore: Sendable {
         self.directory = directory
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            var configuration = Configuration()
+            var configuration = SQLiteC.configuration()
             configuration.busyMode = .timeout(5)
             // WAL with synchronous=NORMAL: a commit survives the process dying at any moment (kill -9);
             // only a power loss may drop the last commits, never corrupt the store.
