@@ -76,10 +76,9 @@ public final class RunPrefetch: Sendable {
         self.jobsFile = jobsFile
         self.environment = environment
         self.startsMonitor = startsMonitor
-        // The event loops first (the load's result is a future on one), then the load, then the
-        // network monitor: starting the monitor makes NIO's thread pool (0.3–0.5 ms), which the
-        // load, the run's longest path to its first request, need not wait for.
-        let group = MultiThreadedEventLoopGroup.singleton
+        // The load first (its thread starts before the event loops are made, though its result is
+        // a future on one), then the network monitor: starting the monitor makes NIO's thread pool
+        // (0.3–0.5 ms), which the load, the run's longest path to its first request, need not wait for.
         let early = LockedBox<StateOpening?>(nil)
         self.early = early
         var loader = ConfigLoader(environment: environment, mode: .run)
@@ -94,7 +93,7 @@ public final class RunPrefetch: Sendable {
         }
         let configured = loader
         loaded = RunInvocation.onAnotherThread { configured.load([jobsFile]) }
-        monitor = NetworkMonitorStart(startsMonitor ? NetworkMonitor.begin(on: group.loopOtherThanCurrent()) : nil)
+        monitor = NetworkMonitorStart(startsMonitor ? NetworkMonitor.begin(on: MultiThreadedEventLoopGroup.singleton.loopOtherThanCurrent()) : nil)
     }
 
     /// The loaded config and the early opening, for a run that matches; marks the prefetch taken.
