@@ -25,7 +25,8 @@ enum ConnectionOpener {
                      onClose: @escaping @Sendable (any PooledConnection) -> Void) -> EventLoopFuture<any PooledConnection> {
         let deadline = NIODeadline.now() + .nanoseconds(timeout.inNanoseconds)
         let negotiated = eventLoop.makePromise(of: Negotiated.self)
-        let connected = ClientBootstrap(group: eventLoop)
+        let address = try? SocketAddress(ipAddress: key.host, port: key.port)
+        let bootstrap = ClientBootstrap(group: eventLoop)
             .connectTimeout(.nanoseconds(timeout.inNanoseconds))
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
@@ -37,8 +38,7 @@ enum ConnectionOpener {
                     }
                     // SNI and the name check take a host name; for an IP address NIOSSL checks the
                     // certificate against the address connected to.
-                    let isAddress = (try? SocketAddress(ipAddress: key.host, port: 0)) != nil
-                    try pipeline.addHandler(NIOSSLClientHandler(context: security.context, serverHostname: isAddress ? nil : key.host))
+                    try pipeline.addHandler(NIOSSLClientHandler(context: security.context, serverHostname: address != nil ? nil : key.host))
                     let watcher = TLSHandshakeHandler(handshake: negotiated)
                     try pipeline.addHandler(watcher)
                     // Holds back what arrives after the handshake (an HTTP/2 server's SETTINGS) until
@@ -62,7 +62,18 @@ enum ConnectionOpener {
                     })
                 }
             }
-            .connect(host: key.host, port: key.port)
+        let connected: EventLoopFuture<Channel>
+        if let address {
+            // An IP address needs no resolver, as with curl: NIO's Happy Eyeballs asks getaddrinfo on
+            // its thread pool even for one (the pool's first use made it, and the first connection of
+            // a run left about 9 ms after it was asked for).
+            connected = bootstrap.connect(to: address).flatMapErrorThrowing { error in
+                guard error is IOError else { throw error }
+                throw DirectConnectFailure(host: key.host, port: key.port, underlying: error)
+            }
+        } else {
+            connected = bootstrap.connect(host: key.host, port: key.port)
+        }
         connected.whenFailure { negotiated.fail($0) }  // no channel: the promise must still end
         return connected.flatMap { channel in
             let timer = security == nil ? nil : eventLoop.scheduleTask(deadline: deadline) {
@@ -86,6 +97,14 @@ enum ConnectionOpener {
                 return connection
             }
         }
+    }
+
+    /// A connection to an IP address that failed (refused, unreachable): the host and port it was
+    /// for, as NIO's `NIOConnectionError` says them for a host name.
+    struct DirectConnectFailure: Error {
+        let host: String
+        let port: Int
+        let underlying: any Error
     }
 
     private static func addHTTP1(to channel: Channel) throws -> HTTP1ExchangeHandler {

@@ -293,6 +293,11 @@ public final class NIOTransport: HTTPTransport {
             timeout.isNetworkDown = true
             return timeout
         }
+        if let direct = error as? ConnectionOpener.DirectConnectFailure {
+            var refused = FetchError(.connection, "cannot connect to \(direct.host):\(direct.port): \(direct.underlying)", url: url)
+            refused.isNetworkDown = AsyncHTTPClientTransport.isNetworkDown(direct.underlying)
+            return refused
+        }
         if let connect = error as? NIOConnectionError {
             let refusals = connect.connectionErrors.map { "\($0.error)" }
             if refusals.isEmpty, connect.dnsAError != nil || connect.dnsAAAAError != nil {

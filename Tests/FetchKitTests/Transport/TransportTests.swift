@@ -46,6 +46,27 @@ import Testing
         if let failure { throw failure }
     }
 
+    /// FetchKit's client connects to an IP address without a resolver, and to a name through
+    /// NIO's Happy Eyeballs: a refusal reads the same either way.
+    @Test func aClosedPortIsRefusedAlikeByAddressAndByName() async throws {
+        let server = try await TestServer.start()
+        let port = try #require(URL(string: server.baseURL)?.port)
+        try await server.shutdown()
+        let transport = NIOTransport(perHost: 2)
+        for host in ["127.0.0.1", "localhost"] {
+            do {
+                _ = try await fetch(transport, "http://\(host):\(port)/bytes/10")
+                Issue.record("\(host): nothing listens on \(port)")
+            } catch let error as FetchError {
+                #expect(error.code == .connection, "\(host): \(error)")
+                #expect(error.message.hasPrefix("cannot connect to \(host):\(port): "), "\(error.message)")
+                #expect(error.message.contains("Connection refused"), "\(error.message)")
+                #expect(!error.isNetworkDown, "\(host)")
+            }
+        }
+        try await transport.shutdown()
+    }
+
     @Test(arguments: Session.HTTPClientKind.allCases)
     func streamsALargeBodyInChunks(client: Session.HTTPClientKind) async throws {
         try await withServer(client) { server, transport in
