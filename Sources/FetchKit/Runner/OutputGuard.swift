@@ -15,7 +15,15 @@ final class OutputGuard: Sendable {
     let root: String
     /// `root` ending in one `/`: what a path inside it starts with.
     private let rootPrefix: String
-    private let verdicts = LockedBox([String: FetchError?]())
+    private let verdicts = LockedBox(Verdicts())
+
+    /// What the run learned of its directories (under the lock).
+    private struct Verdicts {
+        var byDirectory: [String: FetchError?] = [:]
+        /// The directory of the last path found inside: a batch saves into a few directories, and
+        /// comparing its bytes spares hashing the directory and copying a verdict for each job.
+        var lastInside = ""
+    }
 
     /// Directories whose verdict is kept; past it, the verdicts start over.
     static let keptVerdicts = 10_000
@@ -32,19 +40,23 @@ final class OutputGuard: Sendable {
         // A byte scan: Foundation's `contains("/.")` cost 8,000 instructions a job (callgrind).
         let dotSegment = UTF8Text.contains(UInt8(ascii: "/"), followedBy: UInt8(ascii: "."), in: destination)
         let lexical = dotSegment ? JobExpander.normalize(destination) : destination
-        guard lexical.hasPrefix(rootPrefix), lexical != root else {
+        // As bytes: a path is bytes to the file system (String's `hasPrefix` would also take a
+        // canonically equivalent spelling of the root, which is another directory).
+        guard UTF8Text.prefix(of: lexical, count: rootPrefix.utf8.count, equals: rootPrefix), lexical != root else {
             throw FetchError(.pathEscape, "'\(destination)' is outside output_dir '\(root)'; nothing was written")
         }
-        let slash = lexical.utf8.lastIndex(of: UInt8(ascii: "/")) ?? lexical.utf8.startIndex
-        let directory = String(Substring(lexical.utf8[..<slash]))
-        let known = verdicts.withLock { $0[directory] }
+        let slash = UTF8Text.lastOffset(of: UInt8(ascii: "/"), in: lexical) ?? 0
+        if slash > 0, verdicts.withLock({ UTF8Text.prefix(of: lexical, count: slash, equals: $0.lastInside) }) { return }
+        let directory = String(Substring(lexical.utf8.prefix(slash)))
+        let known = verdicts.withLock { $0.byDirectory[directory] }
         let verdict = known ?? verdict(for: directory)
-        if known == nil {
-            verdicts.withLock {
+        verdicts.withLock {
+            if known == nil {
                 // A million jobs each in a directory of its own must not keep a million verdicts.
-                if $0.count >= Self.keptVerdicts { $0.removeAll(keepingCapacity: true) }
-                $0[directory] = verdict
+                if $0.byDirectory.count >= Self.keptVerdicts { $0.byDirectory.removeAll(keepingCapacity: true) }
+                $0.byDirectory[directory] = verdict
             }
+            if verdict == nil { $0.lastInside = directory }
         }
         if var verdict {
             verdict.message = "'\(destination)' " + verdict.message

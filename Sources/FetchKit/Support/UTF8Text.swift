@@ -37,14 +37,50 @@ enum UTF8Text {
         return text.utf8.contains(byte)
     }
 
-    /// Whether `text` holds the byte `first` directly followed by `second` (`/.` in a path).
+    /// Whether `text` holds the byte `first` directly followed by `second` (`/.` in a path): a
+    /// `memchr` for `second`, which is the rarer of the two in a path, then a look at the byte before.
     static func contains(_ first: UInt8, followedBy second: UInt8, in text: String) -> Bool {
+        if let found = text.utf8.withContiguousStorageIfAvailable({ bytes -> Bool in
+            guard let start = bytes.baseAddress else { return false }
+            var offset = 1
+            while offset < bytes.count, let hit = memchr(start + offset, Int32(second), bytes.count - offset) {
+                let at = start.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+                if bytes[at - 1] == first { return true }
+                offset = at + 1
+            }
+            return false
+        }) {
+            return found
+        }
         var previous: UInt8 = 0
         for byte in text.utf8 {
             if previous == first, byte == second { return true }
             previous = byte
         }
         return false
+    }
+
+    /// The byte offset of the last `byte` in `text`, nil if none.
+    static func lastOffset(of byte: UInt8, in text: String) -> Int? {
+        if let found = text.utf8.withContiguousStorageIfAvailable({ bytes -> Int? in
+            var offset = bytes.count - 1
+            while offset >= 0, bytes[offset] != byte { offset -= 1 }
+            return offset >= 0 ? offset : nil
+        }) {
+            return found
+        }
+        return text.utf8.lastIndex(of: byte).map { text.utf8.distance(from: text.utf8.startIndex, to: $0) }
+    }
+
+    /// Whether the first `count` bytes of `text` are the bytes of `other`, compared as bytes.
+    static func prefix(of text: String, count: Int, equals other: String) -> Bool {
+        guard other.utf8.count == count, text.utf8.count >= count else { return false }
+        if let equal = text.utf8.withContiguousStorageIfAvailable({ a in
+            other.utf8.withContiguousStorageIfAvailable { b in count == 0 || memcmp(a.baseAddress!, b.baseAddress!, count) == 0 }
+        }), let equal {
+            return equal
+        }
+        return text.utf8.prefix(count).elementsEqual(other.utf8)
     }
 
     /// The offset of the first `://` in `text`, counted in bytes.

@@ -20,5 +20,15 @@ import Testing
             #expect(throws: FetchError.self, "\(outside)") { try guardian.check(out + "/" + outside) }
             do { try guardian.check(out + "/" + outside) } catch let error as FetchError { #expect(error.code == .pathEscape) }
         }
+        // Right after a path inside a directory (the last one found inside is remembered), a
+        // directory of a name that starts the same, or a link beside it, is still checked.
+        try FileManager.default.createDirectory(atPath: base + "/elsewhere/sub", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: out + "/real2", withDestinationPath: base + "/elsewhere/sub")
+        for (inside, outside) in [("real/g.json", "real2/g.json"), ("real/h.json", "away/h.json"), ("real/i.json", "real/../away/i.json")] {
+            try guardian.check(out + "/" + inside)
+            #expect(throws: FetchError.self, "\(outside)") { try guardian.check(out + "/" + outside) }
+        }
+        #expect(throws: FetchError.self) { try guardian.check(out) }
+        #expect(throws: FetchError.self) { try guardian.check(out + "x/j.json") }
     }
 }

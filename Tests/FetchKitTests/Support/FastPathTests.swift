@@ -14,6 +14,24 @@ import Testing
         #expect(UTF8Text.contains(UInt8(ascii: ":"), followedBy: UInt8(ascii: "/"), in: text) == text.contains(":/"))
     }
 
+    /// The byte scans of `OutputGuard` (a `/.` segment, the last `/`, a directory compared as bytes)
+    /// agree with the string operations they replace.
+    @Test(arguments: ["/tmp/out/a.json", "/tmp/out/./a", "/.x", ".", "/", "a/.", "./a", "no slash", "é/.ü/ñ", "", "/tmp/out/dir/",
+                      "/tmp/out/some directory with a longer name/file.with.dots.bin"])
+    func pathByteScansAgreeWithStringSearch(text: String) {
+        #expect(UTF8Text.contains(UInt8(ascii: "/"), followedBy: UInt8(ascii: "."), in: text) == text.contains("/."))
+        let expected = text.utf8.lastIndex(of: UInt8(ascii: "/")).map { text.utf8.distance(from: text.utf8.startIndex, to: $0) }
+        #expect(UTF8Text.lastOffset(of: UInt8(ascii: "/"), in: text) == expected)
+        for count in 0...text.utf8.count {
+            let prefix = String(decoding: text.utf8.prefix(count), as: UTF8.self)
+            guard prefix.utf8.count == count else { continue }  // cut inside a character
+            #expect(UTF8Text.prefix(of: text, count: count, equals: prefix), "\(count)")
+            #expect(!UTF8Text.prefix(of: text, count: count, equals: prefix + "x"), "\(count)")
+            if count > 0 { #expect(!UTF8Text.prefix(of: text, count: count, equals: "#" + String(prefix.dropFirst())) || prefix.hasPrefix("#")) }
+        }
+        #expect(!UTF8Text.prefix(of: text, count: text.utf8.count + 1, equals: text + "/"))
+    }
+
     /// IMF-fixdates read from fixed positions equal what the general parser (and `timegm`) make
     /// of them, over two centuries of random instants, leap days and month ends included.
     @Test func fixdatesParseAsTheGeneralParserDoes() {
