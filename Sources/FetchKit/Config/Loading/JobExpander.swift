@@ -73,24 +73,25 @@ struct JobExpander {
             var ids: [String] = []
             ids.reserveCapacity(spec.matrix.isEmpty ? 0 : total)
             for combination in Self.combinations(spec.matrix.map { ($0.key, $0.values) }) {
-                let id = combination.isEmpty ? spec.id
-                    : "\(spec.id)[" + combination.map { "\($0.key)=\($0.value.text)" }.joined(separator: ",") + "]"
-                var values: [String: ParameterValue] = [:]
+                let id = combination.isEmpty ? spec.id : Self.expandedID(spec.id, combination)
+                var values = [String: ParameterValue](minimumCapacity: combination.count)
                 for (index, pair) in combination.enumerated() { values[contextKeys[index]] = pair.value }
                 let firstExpansion = !placeholdersChecked
                 let params = bindParams(spec, route: route, matrix: values, checkPlaceholders: firstExpansion)
                 placeholdersChecked = true
-                var job = ExpandedJob(id: id, matrix: combination, params: params, savePath: nil, downloadPath: nil, needs: [], common: common)
                 // Params win over matrix values of the same name; without params the values are the context.
                 var context = values.isEmpty ? params : params.isEmpty ? values : params.merging(values) { a, _ in a }
                 // `{{page}}` stays in a paginated job's save path, filled in for each page.
                 if let pageContext, context["page"] == nil { context["page"] = pageContext }
                 let entry = firstExpansion ? spec.id : nil
-                job.savePath = save.flatMap { outputPath($0.0, $0.1, context: context, jobID: id, reportingFor: entry, outputs: &outputs) }
-                job.downloadPath = download.flatMap { outputPath($0.0, $0.1, context: context, jobID: id, reportingFor: entry, outputs: &outputs) }
-                job.headersPath = saveHeaders.flatMap { outputPath($0.0, $0.1, context: context, jobID: id, reportingFor: entry, outputs: &outputs) }
-                job.itemsPath = saveItems.flatMap { outputPath($0.0, $0.1, context: context, jobID: id, reportingFor: entry, outputs: &outputs) }
-                expanded.append(job)
+                let savePath = save.flatMap { outputPath($0.0, $0.1, context: context, jobID: id, reportingFor: entry, outputs: &outputs) }
+                let downloadPath = download.flatMap { outputPath($0.0, $0.1, context: context, jobID: id, reportingFor: entry, outputs: &outputs) }
+                let headersPath = saveHeaders.flatMap { outputPath($0.0, $0.1, context: context, jobID: id, reportingFor: entry, outputs: &outputs) }
+                let itemsPath = saveItems.flatMap { outputPath($0.0, $0.1, context: context, jobID: id, reportingFor: entry, outputs: &outputs) }
+                // Made whole and appended as it is: a job made first and given its paths after was
+                // copied into the plan (a retain and a release of each of its fields).
+                expanded.append(ExpandedJob(id: id, matrix: combination, params: params, savePath: savePath, downloadPath: downloadPath,
+                                            headersPath: headersPath, itemsPath: itemsPath, needs: [], common: common))
                 if !combination.isEmpty { ids.append(id) }
             }
             if !ids.isEmpty { idsByBase[spec.id, default: []] += ids }
@@ -100,6 +101,23 @@ struct JobExpander {
         resolveNeeds(&expanded, names: names, dataFileIDs: dataFileIDs)
         let dataFileJobs = prepareDataFileJobs(dataFileEntries, jobs: expanded, names: names, outputs: outputs)
         return (expanded, dataFileJobs)
+    }
+
+    /// `id[key=value,key=value]`, built in one string (a map, a join and two concatenations made
+    /// five strings a job of a 20,000-value matrix).
+    static func expandedID(_ id: String, _ combination: [(key: String, value: ParameterValue)]) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(id.utf8.count + 2 + combination.reduce(0) { $0 + $1.key.utf8.count + 24 })
+        UTF8Text.append(id, to: &bytes)
+        bytes.append(UInt8(ascii: "["))
+        for (index, pair) in combination.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            UTF8Text.append(pair.key, to: &bytes)
+            bytes.append(UInt8(ascii: "="))
+            UTF8Text.append(pair.value.text, to: &bytes)
+        }
+        bytes.append(UInt8(ascii: "]"))
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Every combination of matrix values, in matrix order; one empty combination without a matrix.
