@@ -61,6 +61,9 @@ public final class TestServerState: Sendable {
     /// Connections accepted so far (on the TLS server: TLS handshakes).
     public var connectionsAccepted: Int { storage.withLockedValue { $0.connectionsAccepted } }
 
+    /// Connections open now.
+    public var openConnections: Int { storage.withLockedValue { $0.openConnections } }
+
     /// The most connections open at once.
     public var peakConnections: Int { storage.withLockedValue { $0.peakConnections } }
 

@@ -49,9 +49,11 @@ public struct RunInvocation: Sendable {
     public func perform(stdout: LogWriter, stderr: LogWriter) async -> ExitStatus {
         var prefetched: (config: LoadedConfig, early: StateOpening?)?
         let monitor: NetworkMonitorStart
+        var transport: EarlyTransport?
         if let prefetch, matches(prefetch) {
             prefetched = await prefetch.take()
             monitor = prefetch.monitor
+            transport = prefetch.transport
         } else {
             await prefetch?.discard()
             // The network monitor reads the kernel's links and routes (3–5 ms) on the thread pool and
@@ -59,8 +61,9 @@ public struct RunInvocation: Sendable {
             // config, --dry-run) stops it again.
             monitor = NetworkMonitorStart(dryRun || offline ? nil : NetworkMonitor.begin(on: MultiThreadedEventLoopGroup.singleton.loopOtherThanCurrent()))
         }
-        let status = await perform(stdout: stdout, stderr: stderr, monitor: monitor, prefetched: prefetched)
+        let status = await perform(stdout: stdout, stderr: stderr, monitor: monitor, prefetched: prefetched, transport: transport)
         monitor.discardUnlessTaken()
+        await transport?.discardUnlessTaken()
         return status
     }
 
@@ -72,7 +75,7 @@ public struct RunInvocation: Sendable {
     }
 
     private func perform(stdout: LogWriter, stderr: LogWriter, monitor: NetworkMonitorStart,
-                         prefetched: (config: LoadedConfig, early: StateOpening?)?) async -> ExitStatus {
+                         prefetched: (config: LoadedConfig, early: StateOpening?)?, transport: EarlyTransport?) async -> ExitStatus {
         // The state directory opens while the jobs are expanded and checked (`StateOpening`).
         let early = LockedBox<StateOpening?>(prefetched?.early)
         let config: LoadedConfig
@@ -134,11 +137,11 @@ public struct RunInvocation: Sendable {
             stderr.flush()  // the diagnostics (an unset variable's warning) written above
             return .success
         }
-        return await execute(config: config, plan: plan, stderr: stderr, monitor: monitor, early: early.withLock { $0 })
+        return await execute(config: config, plan: plan, stderr: stderr, monitor: monitor, early: early.withLock { $0 }, earlyTransport: transport)
     }
 
     private func execute(config: LoadedConfig, plan: RunPlan, stderr: LogWriter, monitor: NetworkMonitorStart,
-                         early: StateOpening?) async -> ExitStatus {
+                         early: StateOpening?, earlyTransport: EarlyTransport?) async -> ExitStatus {
         let logWriter: LogWriter
         if let logFile {
             do {
@@ -226,9 +229,11 @@ public struct RunInvocation: Sendable {
             return .invalidConfig
         }
         let problems = opening.problems
-        // The run's transport, made here so that the first job's connection opens (on the other
-        // loop) while the state directory finishes opening; shut down at the end of the run.
-        let transport = Runner.makeTransport(config: config, proxies: proxies, client: httpClient)
+        // The run's transport: made while the jobs file loaded (`EarlyTransport`), or here so that
+        // the first job's connection opens (on the other loop) while the state directory finishes
+        // opening; shut down at the end of the run.
+        let transport = (httpClient == .fetchKit ? earlyTransport?.take() : nil)
+            ?? Runner.makeTransport(config: config, proxies: proxies, client: httpClient)
         if !offline, let first = plan.jobs.first, let request = try? first.router.makeRequest() {
             transport.preconnect(for: request, options: TransportOptions(tls: first.behaviour.tls))
         }

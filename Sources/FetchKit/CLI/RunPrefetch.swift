@@ -29,6 +29,9 @@ public final class RunPrefetch: Sendable {
     let early: LockedBox<StateOpening?>
     /// The network monitor, started unless the command line says `--offline`.
     let monitor: NetworkMonitorStart
+    /// The run's transport, made once the settings are read, with the first job's connection
+    /// opening while the rest loads; nil with `--offline`.
+    let transport: EarlyTransport?
     let startsMonitor: Bool
     private let state = LockedBox(Use.pending)
 
@@ -81,6 +84,8 @@ public final class RunPrefetch: Sendable {
         // (0.3–0.5 ms), which the load, the run's longest path to its first request, need not wait for.
         let early = LockedBox<StateOpening?>(nil)
         self.early = early
+        let transport = startsMonitor ? EarlyTransport() : nil
+        self.transport = transport
         var loader = ConfigLoader(environment: environment, mode: .run)
         // Without --state-dir and --shard (see `optionsThatChangeTheRun`) the state directory is
         // the settings' own, as `RunInvocation.stateDirectory` would make it.
@@ -90,13 +95,17 @@ public final class RunPrefetch: Sendable {
                 $0 = StateOpening.early(stateDirectory: stateDirectory,
                                         cacheDirectory: RunInvocation.cacheDirectory(settings, stateDirectory: stateDirectory))
             }
+            transport?.settingsRead(settings, environment: environment)
         }
+        if let transport { loader.onFirstJob = { transport.firstJobMade($0) } }
         let configured = loader
         loaded = RunInvocation.onAnotherThread { configured.load([jobsFile]) }
         monitor = NetworkMonitorStart(startsMonitor ? NetworkMonitor.begin(on: MultiThreadedEventLoopGroup.singleton.loopOtherThanCurrent()) : nil)
     }
 
     /// The loaded config and the early opening, for a run that matches; marks the prefetch taken.
+    /// The early transport stays here: the run takes it (`EarlyTransport.take`) if it gets that
+    /// far, and `perform` shuts it down otherwise.
     func take() async -> (config: LoadedConfig, early: StateOpening?) {
         let config = await Self.wait(for: loaded)
         state.withLock { $0 = .taken }
@@ -117,6 +126,7 @@ public final class RunPrefetch: Sendable {
             _ = try? await opening.cache?.get()
         }
         monitor.discardUnlessTaken()
+        await transport?.discardUnlessTaken()
         state.withLock { $0 = .discarded }
     }
 

@@ -213,7 +213,13 @@ public final class Runner: Sendable {
     /// passes it to `init(transport:)` (and shuts it down after): `fetchctl run` opens the first
     /// job's connection with it while its state directory is still opening.
     public static func makeTransport(config: LoadedConfig, proxies: ProxyResolver, client: Session.HTTPClientKind) -> any HTTPTransport {
-        Session.makeTransport(sessionConfiguration(settings(of: config), redactor: config.redactor, proxies: proxies, client: client))
+        makeTransport(settings: settings(of: config), proxies: proxies, client: client)
+    }
+
+    /// The same from the jobs file's settings alone (all a transport reads: per-host limit,
+    /// connect timeout, HTTP version, proxies), before the rest of the config is loaded.
+    static func makeTransport(settings: Settings, proxies: ProxyResolver, client: Session.HTTPClientKind) -> any HTTPTransport {
+        Session.makeTransport(sessionConfiguration(settings, redactor: Redactor(), proxies: proxies, client: client))
     }
 
     /// A run id: UTC time and a random suffix, e.g. `20261121T120000Z-3f9a1c`.

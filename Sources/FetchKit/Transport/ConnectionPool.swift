@@ -156,8 +156,9 @@ final class ConnectionPool: @unchecked Sendable {
 
     /// Opens one connection to `key` if none is open or opening, and keeps it as an idle one (or
     /// hands it to a request that asked meanwhile). A connection that fails is dropped silently:
-    /// the next request opens its own and reports what happens.
-    func preconnect(_ key: Key, on eventLoop: EventLoop) {
+    /// the next request opens its own and reports what happens. It is counted at once and opened
+    /// on `eventLoop`, after `preparing`.
+    func preconnect(_ key: Key, on eventLoop: EventLoop, preparing: (@Sendable () -> Void)? = nil) {
         let opens = lock.withLock { () -> Bool in
             guard !isShutdown else { return false }
             return withHost(key) { host in
@@ -168,7 +169,10 @@ final class ConnectionPool: @unchecked Sendable {
             }
         }
         guard opens else { return }
-        open(key, on: eventLoop, for: nil)
+        eventLoop.execute { [self] in
+            preparing?()
+            open(key, on: eventLoop, for: nil)
+        }
     }
 
     /// Gives back an HTTP/1.1 connection whose exchange ended with the connection reusable: to the

@@ -45,15 +45,21 @@ public final class NIOTransport: HTTPTransport {
 
     /// A connection to the request's host on another event loop than the caller's, for the
     /// requests this client sends itself (a proxy's, or AsyncHTTPClient's, are not opened early).
+    /// The pool counts it at once (a request asking next waits for it); the TLS context and the
+    /// channel are made on that loop, so the caller (`fetchctl run` loading its jobs file, or
+    /// setting up its run) goes on at once.
     public func preconnect(for request: BuiltRequest, options: TransportOptions) {
         guard var target = Self.target(of: request), proxies.proxy(for: request.url) == nil,
               target.isSecure || options.tls == Self.noTLS else { return }
+        var prepare: (@Sendable () -> Void)?
         if target.isSecure {
-            let url = Redactor.redactURLUserinfo(request.url.absoluteString)
-            guard (try? pool.tlsContexts.security(for: options.tls, url: url)) != nil else { return }
             target.key.tls = options.tls
+            let url = Redactor.redactURLUserinfo(request.url.absoluteString)
+            // Unusable TLS settings leave no context: the connection then fails quietly, and the
+            // request that waited for it opens its own, which reports why.
+            prepare = { [pool] in _ = try? pool.tlsContexts.security(for: options.tls, url: url) }
         }
-        pool.preconnect(target.key, on: MultiThreadedEventLoopGroup.singleton.loopOtherThanCurrent())
+        pool.preconnect(target.key, on: MultiThreadedEventLoopGroup.singleton.loopOtherThanCurrent(), preparing: prepare)
     }
 
     /// Whether a request has gone to AsyncHTTPClient (tests check which client served them).

@@ -158,6 +158,28 @@ import Yams
         #expect(calls.first?.stateDir == config.jobsFile?.settings.stateDir)
     }
 
+    /// `onFirstJob` (`fetchctl run` opens the first job's connection when it is called) is called
+    /// once, with the first job made, before the rest is checked; not when an error came before it.
+    @Test(arguments: [
+        ("version: 1\njobs:\n  - {id: f, url: \"http://h/{{matrix.n}}\", matrix: {n: [1, 2, 3]}}\n  - {id: g, url: http://h/g}\n", "f[n=1]"),
+        // An error after the first job: it was announced all the same (not a promise of validity).
+        ("version: 1\njobs:\n  - {id: f, url: http://h/f}\n  - {id: f, url: http://h/g}\n", "f"),
+        // An error before it: nothing is announced.
+        ("version: 1\njobs:\n  - {id: f, route: nowhere.at.all}\n  - {id: g, url: http://h/g}\n", nil),
+    ] as [(String, String?)])
+    func theFirstJobIsAnnouncedOnce(text: String, first: String?) throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("streaming-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("jobs.yaml").path
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        let announced = LockedBox<[String]>([])
+        var loader = ConfigLoader(environment: [:], mode: .run)
+        loader.onFirstJob = { job in announced.withLock { $0.append(job.id) } }
+        _ = loader.load([path])
+        #expect(announced.withLock { $0 } == (first.map { [$0] } ?? []))
+    }
+
     /// The loader's diagnostics for a broken file are Yams's, found by composing the file again.
     @Test func aBrokenFileIsReportedAsBefore() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("streaming-\(UUID().uuidString)")

@@ -79,6 +79,60 @@ import FetchKitTesting
         try await server.shutdown()
     }
 
+    /// Waits until `condition` holds; false if it never did. The bound is generous: with the whole
+    /// suite running at once, this machine's two cores left a connection's close unseen for 10 s.
+    func eventually(_ condition: () -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !condition(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        return condition()
+    }
+
+    /// `EarlyTransport`: the first job's connection opens while the jobs file loads, before the
+    /// command line is even handed to the run, and the run sends its request on it.
+    @Test func theFirstJobsConnectionOpensWhileTheFileLoadsAndTheRunUsesIt() async throws {
+        let server = try await TestServer.start()
+        let files = try fixture(server)
+        var run = invocation(files)
+        let prefetch = try #require(RunPrefetch.begin(arguments: ["fetchctl", "run", files.path("jobs.yaml")]))
+        #expect(try await eventually { server.state.connectionsAccepted == 1 })
+        #expect(server.state.requests.isEmpty)
+        run.prefetch = prefetch
+        let stderr = try LogWriter(path: files.path("stderr.txt"))
+        #expect(await run.perform(stdout: stderr, stderr: stderr) == .success)
+        #expect(prefetch.use == .taken)
+        #expect(server.state.requests(pathPrefix: "/bytes/").count == 1)
+        #expect(server.state.connectionsAccepted == 1)
+        try await server.shutdown()
+    }
+
+    /// A jobs file whose first job is fine and a later one is not: the early connection opened,
+    /// nothing is sent on it, and it is closed when the run stops at the config error.
+    @Test func aJobsFileWithAnErrorClosesItsEarlyConnectionUnused() async throws {
+        let server = try await TestServer.start()
+        // The second job's id is the first's again.
+        let files = try ConfigFixture(["jobs.yaml": Self.jobs(server.baseURL) + "\n  - {id: page, url: \"\(server.baseURL)/bytes/8\"}\n"])
+        var run = invocation(files)
+        let prefetch = try #require(RunPrefetch.begin(arguments: ["fetchctl", "run", files.path("jobs.yaml")]))
+        #expect(try await eventually { server.state.connectionsAccepted == 1 })
+        run.prefetch = prefetch
+        let stderr = try LogWriter(path: files.path("stderr.txt"))
+        #expect(await run.perform(stdout: stderr, stderr: stderr) == .invalidConfig)
+        #expect(try await eventually { server.state.openConnections == 0 },
+                "open \(server.state.openConnections), accepted \(server.state.connectionsAccepted), prefetch \(prefetch.use)")
+        #expect(server.state.requests.isEmpty)
+        try await server.shutdown()
+    }
+
+    /// `--offline` opens no socket, early or not.
+    @Test func anOfflinePrefetchMakesNoTransport() async throws {
+        let offline = try #require(RunPrefetch.begin(arguments: ["fetchctl", "run", "/nonexistent/jobs.yaml", "--offline"]))
+        let online = try #require(RunPrefetch.begin(arguments: ["fetchctl", "run", "/nonexistent/jobs.yaml"]))
+        #expect(offline.transport == nil)
+        #expect(online.transport != nil)
+        await offline.discard()
+        await online.discard()
+    }
+
     @Test func aDryRunDiscardsThePrefetchSendsNothingAndLeavesTheLockFree() async throws {
         let server = try await TestServer.start()
         let files = try fixture(server)

@@ -11,6 +11,10 @@ public struct ConfigLoader: Sendable {
     /// checked (`fetchctl run` starts opening its state directory meanwhile). Not a promise that
     /// the config is valid: `load` may still return errors.
     public var onJobsFileSettings: (@Sendable (Settings) -> Void)?
+    /// Called with the jobs file's first job as soon as it is made, before the others are expanded
+    /// and checked (`fetchctl run` opens its connection meanwhile: `EarlyTransport`). Not called
+    /// when an error was found before it; like `onJobsFileSettings`, not a promise that the config is valid.
+    public var onFirstJob: (@Sendable (ExpandedJob) -> Void)?
 
     public init(environment: [String: String] = ProcessInfo.processInfo.environment, mode: InterpolationMode) {
         self.environment = environment
@@ -23,6 +27,7 @@ public struct ConfigLoader: Sendable {
     public func load(_ paths: [String]) -> LoadedConfig {
         var session = LoadSession(interpolator: EnvironmentInterpolator(environment: environment, marksUnset: mode == .plan), mode: mode)
         session.onJobsFileSettings = onJobsFileSettings
+        session.onFirstJob = onFirstJob
         for path in paths {
             session.loadRoot(path)
         }
@@ -43,6 +48,7 @@ struct LoadSession {
     /// `onJobsFileSettings` was called: it is called once, as soon as the jobs file's `settings:`
     /// is composed (before its jobs are read), or else once the file is.
     var settingsAnnounced = false
+    var onFirstJob: (@Sendable (ExpandedJob) -> Void)?
 
     struct ParsedFile {
         var source: SourceFile
@@ -80,6 +86,10 @@ struct LoadSession {
                 onJobsFileSettings?(settings)
             }
             var expander = JobExpander(settings: settings, routes: visibleRoutes(visible), diagnostics: diagnostics)
+            if config.jobsFile == nil {
+                expander.onFirstJob = onFirstJob
+                onFirstJob = nil
+            }
             let expanded = expander.expand(jobs)
             diagnostics = expander.diagnostics
             if config.jobsFile == nil {

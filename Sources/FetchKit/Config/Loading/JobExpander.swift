@@ -13,6 +13,8 @@ struct JobExpander {
     let rootIsNormal: Bool
     /// `outputRoot + "/"`: every output path starts with it.
     let outputPrefix: String
+    /// Called once, with the first job made, unless an error was found before it (`ConfigLoader.onFirstJob`).
+    var onFirstJob: ((ExpandedJob) -> Void)?
 
     init(settings: Settings, routes: [String: CompiledRoute], diagnostics: DiagnosticBag) {
         self.settings = settings
@@ -93,6 +95,10 @@ struct JobExpander {
                 expanded.append(ExpandedJob(id: id, matrix: combination, params: params, savePath: savePath, downloadPath: downloadPath,
                                             headersPath: headersPath, itemsPath: itemsPath, needs: [], common: common))
                 if !combination.isEmpty { ids.append(id) }
+                if let onFirstJob, let first = expanded.first {
+                    if !diagnostics.hasErrors { onFirstJob(first) }
+                    self.onFirstJob = nil
+                }
             }
             if !ids.isEmpty { idsByBase[spec.id, default: []] += ids }
         }
