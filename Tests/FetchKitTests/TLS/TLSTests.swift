@@ -306,13 +306,17 @@ import Testing
 
     /// A GOAWAY that names an earlier stream as the last one served: the stream after it, still in
     /// flight, was not processed (RFC 9113 §6.8) and goes again on a new connection, without the
-    /// session's retry policy.
+    /// session's retry policy. No timing is assumed: the second request is sent once the server has
+    /// the first, and the first is answered (then GOAWAY) only once the server has the second.
     @Test func aStreamAfterTheGoAwaysLastOneGoesAgainOnANewConnection() async throws {
         try await withServer { server, session, certificates in
             let options = RequestOptions(tls: TLSOptions(caFile: certificates.caFile), retryPolicy: nil)
             _ = try await session.data(server.baseURL + "/bytes/10", options: options)  // the connection first
-            async let first = session.data(server.baseURL + "/delay/300?goaway=1", options: options)
-            try await Task.sleep(for: .milliseconds(100))
+            async let first = session.data(server.baseURL + "/delay/30000?goaway=1&until_requests=3", options: options)
+            let deadline = ContinuousClock.now + .seconds(60)
+            while !server.state.requests.contains(where: { $0.path.hasPrefix("/delay/30000") }), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(5))
+            }
             let second = try await session.data(server.baseURL + "/delay/600?after=1", options: options)
             #expect(second.response.head.status == 200)
             #expect(try await first.response.head.status == 200)
