@@ -58,6 +58,8 @@ public struct TransportResponseHead: Sendable {
 /// `onChunk`, in order. The callbacks run on the transport's I/O thread as the bytes arrive and
 /// must not wait for long (validating, decoding and writing a chunk to a file are fine); the next
 /// chunk is read only after `onChunk` returns, and a throw ends the exchange with that error.
+/// (`NIOTransport` runs a small HTTP/2 response's callbacks on the request's own event loop
+/// instead, still in order and before the send returns: `HomeRelay`.)
 /// A protocol so tests can substitute a transport only where the local server can't produce a case.
 public protocol HTTPTransport: Sendable {
     func send(

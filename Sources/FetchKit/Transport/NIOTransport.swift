@@ -142,7 +142,8 @@ public final class NIOTransport: HTTPTransport {
     /// The waiting task is resumed on `home`, the loop it ran on, when the connection is an HTTP/2
     /// one on another loop: a host's streams all share one connection, so one loop, and without
     /// this every job's own work after its response (the file's rename, the records) would pile up
-    /// on that loop while the other stayed idle.
+    /// on that loop while the other stayed idle. A small response's callbacks run at home too
+    /// (`HomeRelay`).
     private func exchange(_ head: HTTPRequestHead, body: ByteBuffer?, on connection: any PooledConnection, home: EventLoop, deadlines: ExchangeDeadlines,
                           onHead: @escaping @Sendable (TransportResponseHead) throws -> Void,
                           onChunk: @escaping @Sendable (ByteBuffer) throws -> Void) async throws -> ExchangeFinished {
@@ -160,12 +161,25 @@ public final class NIOTransport: HTTPTransport {
                         return
                     }
                     let resumesAtHome = connection.isMultiplexed && home !== connection.eventLoop
+                    if resumesAtHome {
+                        // A small response's file is written at home too (`HomeRelay`).
+                        let relay = HomeRelay(home: home) { error in
+                            connection.eventLoop.execute {
+                                if let id = control.withLock({ $0.id }) { connection.cancel(id, with: error) }
+                            }
+                        }
+                        let id = connection.execute(head, body: body, deadlines: deadlines, onHead: relay.head(onHead), onChunk: relay.chunk(onChunk)) { result in
+                            relay.finish(result) { continuation.resume(with: $0) }
+                        }
+                        control.withLock { $0.id = id }
+                        return
+                    }
                     let id = connection.execute(head, body: body, deadlines: deadlines, onHead: onHead, onChunk: onChunk) { result in
                         // An HTTP/2 stream ends with its exchange; the connection stays shared.
                         if case .success(let finished) = result, !connection.isMultiplexed {
                             if finished.keepAlive { pool.release(connection) } else { connection.close() }
                         }
-                        if resumesAtHome { home.execute { continuation.resume(with: result) } } else { continuation.resume(with: result) }
+                        continuation.resume(with: result)
                     }
                     control.withLock { $0.id = id }
                 }
