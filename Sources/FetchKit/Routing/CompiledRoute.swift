@@ -1,3 +1,5 @@
+import Foundation
+
 /// A route ready to build requests: its full URL template (base URL + path) and its behaviour
 /// layered over its file's `defaults`. Ad-hoc jobs (`url:`) compile to one too.
 public struct CompiledRoute: Sendable {
@@ -97,11 +99,27 @@ public struct CompiledRoute: Sendable {
 struct URLTemplateParts: Sendable {
     var path: Template
     var query: Template?
+    /// The scheme and authority (`https://host:port`) have no placeholder and name a host: every
+    /// URL made from the template has that host, since the values filled in after it are
+    /// percent-encoded (a path segment's `/`, `?`, `#` or `@` included), so `Router` need not ask
+    /// each URL for its host again (Foundation parses it anew: 2,200 instructions a request).
+    var hasLiteralHost: Bool
 
     init(_ template: String) {
         let split = template.firstIndex(of: "?")
         path = Template(String(template[..<(split ?? template.endIndex)]))
         query = split.map { Template(String(template[template.index(after: $0)...])) }
+        hasLiteralHost = Self.literalAuthority(of: template).map { URL(string: $0 + "/")?.host?.isEmpty == false } ?? false
+    }
+
+    /// `scheme://authority` of `template` when it has no placeholder; nil otherwise.
+    static func literalAuthority(of template: String) -> String? {
+        guard let separator = template.range(of: "://") else { return nil }
+        let rest = template[separator.upperBound...]
+        let end = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
+        let authority = template[..<end]
+        guard !rest[..<end].isEmpty, !authority.contains("{{"), !authority.contains("${") else { return nil }
+        return String(authority)
     }
 }
 

@@ -124,7 +124,7 @@ public struct Router: RequestConvertible {
             // (invalid characters make it invalid rather than being encoded), at a third of the cost.
             url = URL(string: query.map { path + "?" + $0 } ?? path, encodingInvalidCharacters: false)
         }
-        guard let url, url.host != nil else {
+        guard let url, route.urlParts.hasLiteralHost || url.host != nil else {
             throw RequestBuildError("'\(Redactor.redactURLUserinfo(path))' is not a valid URL")
         }
         return url

@@ -111,6 +111,25 @@ import FetchKitURLRequest
         // Characters a URL can't hold are an error, not silently encoded; so is a URL without a host.
         #expect(throws: RequestBuildError.self) { try url("http://127.0.0.1/a b") }
         #expect(throws: RequestBuildError.self) { try url("relative/path") }
+        // A host made from a value is still checked on every URL: one that comes out empty is refused.
+        #expect(try url("http://127.0.0.{{h}}:8080/x", ["h": "2"]) == "http://127.0.0.2:8080/x")
+        #expect(throws: RequestBuildError.self) { try url("http://{{h}}/x", ["h": ""]) }
+        // Values after a literal host are percent-encoded, so none can change the host.
+        let tricky = try url("http://127.0.0.1/{{p}}", ["p": "@evil.example/x?y#z"])
+        #expect(URL(string: tricky)?.host == "127.0.0.1", "\(tricky)")
+        #expect(tricky.hasSuffix("%2Fx%3Fy%23z"), "\(tricky)")
+    }
+
+    /// Which templates' URLs are known to have their host without asking each one (`hasLiteralHost`).
+    @Test func aLiteralHostIsKnownFromTheTemplate() {
+        #expect(URLTemplateParts("http://127.0.0.1:8080/files/{{n}}.bin").hasLiteralHost)
+        #expect(URLTemplateParts("https://api.example.org?q={{q}}").hasLiteralHost)
+        #expect(URLTemplateParts("https://user@api.example.org/x").hasLiteralHost)
+        #expect(!URLTemplateParts("http://127.0.0.{{h}}:8080/x").hasLiteralHost)
+        #expect(!URLTemplateParts("http://:8080/x").hasLiteralHost)
+        #expect(!URLTemplateParts("http:///x").hasLiteralHost)
+        #expect(!URLTemplateParts("relative/{{p}}").hasLiteralHost)
+        #expect(!URLTemplateParts("{{base}}/x").hasLiteralHost)
     }
 
     @Test func headerNamesCompareWithoutCase() {
