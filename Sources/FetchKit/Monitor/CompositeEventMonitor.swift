@@ -1,4 +1,6 @@
 /// Forwards every event to each of its monitors in order, after Alamofire's `CompositeEventMonitor`.
+/// The monitors are called in place (`monitors[i]`), not copied out of the array one by one as a
+/// `for … in` does: a copy and a release of each monitor for each of a job's events.
 public struct CompositeEventMonitor: EventMonitor {
     public let monitors: [any EventMonitor]
 
@@ -6,49 +8,49 @@ public struct CompositeEventMonitor: EventMonitor {
         self.monitors = monitors
     }
 
-    public func requestDidCreate(_ request: RequestInfo) { for m in monitors { m.requestDidCreate(request) } }
+    public func requestDidCreate(_ request: RequestInfo) { for i in monitors.indices { monitors[i].requestDidCreate(request) } }
     public func request(_ request: RequestInfo, didAdaptInitialRequest initial: BuiltRequest, to adapted: BuiltRequest) {
-        for m in monitors { m.request(request, didAdaptInitialRequest: initial, to: adapted) }
+        for i in monitors.indices { monitors[i].request(request, didAdaptInitialRequest: initial, to: adapted) }
     }
-    public func requestDidResume(_ request: RequestInfo) { for m in monitors { m.requestDidResume(request) } }
-    public func request(_ request: RequestInfo, didReceiveBytes count: Int) { for m in monitors { m.request(request, didReceiveBytes: count) } }
+    public func requestDidResume(_ request: RequestInfo) { for i in monitors.indices { monitors[i].requestDidResume(request) } }
+    public func request(_ request: RequestInfo, didReceiveBytes count: Int) { for i in monitors.indices { monitors[i].request(request, didReceiveBytes: count) } }
     public func request(_ request: RequestInfo, didGatherMetrics metrics: RequestMetrics) {
-        for m in monitors { m.request(request, didGatherMetrics: metrics) }
+        for i in monitors.indices { monitors[i].request(request, didGatherMetrics: metrics) }
     }
     public func request(_ request: RequestInfo, didValidateWithError error: FetchError?) {
-        for m in monitors { m.request(request, didValidateWithError: error) }
+        for i in monitors.indices { monitors[i].request(request, didValidateWithError: error) }
     }
     public func request(_ request: RequestInfo, didFailWithError error: FetchError) {
-        for m in monitors { m.request(request, didFailWithError: error) }
+        for i in monitors.indices { monitors[i].request(request, didFailWithError: error) }
     }
-    public func requestIsRetrying(_ request: RequestInfo, retry: RetryInfo) { for m in monitors { m.requestIsRetrying(request, retry: retry) } }
-    public func requestDidFinish(_ request: RequestInfo, error: FetchError?) { for m in monitors { m.requestDidFinish(request, error: error) } }
+    public func requestIsRetrying(_ request: RequestInfo, retry: RetryInfo) { for i in monitors.indices { monitors[i].requestIsRetrying(request, retry: retry) } }
+    public func requestDidFinish(_ request: RequestInfo, error: FetchError?) { for i in monitors.indices { monitors[i].requestDidFinish(request, error: error) } }
     public func authenticatorDidRefresh(service: String, reason: String) {
-        for m in monitors { m.authenticatorDidRefresh(service: service, reason: reason) }
+        for i in monitors.indices { monitors[i].authenticatorDidRefresh(service: service, reason: reason) }
     }
-    public func downloadDidResume(job: String?, offset: Int64) { for m in monitors { m.downloadDidResume(job: job, offset: offset) } }
+    public func downloadDidResume(job: String?, offset: Int64) { for i in monitors.indices { monitors[i].downloadDidResume(job: job, offset: offset) } }
     public func downloadDidSplit(job: String?, segments: Int, total: Int64, done: Int64) {
-        for m in monitors { m.downloadDidSplit(job: job, segments: segments, total: total, done: done) }
+        for i in monitors.indices { monitors[i].downloadDidSplit(job: job, segments: segments, total: total, done: done) }
     }
     public func downloadDidRestart(job: String?, offset: Int64, reason: String) {
-        for m in monitors { m.downloadDidRestart(job: job, offset: offset, reason: reason) }
+        for i in monitors.indices { monitors[i].downloadDidRestart(job: job, offset: offset, reason: reason) }
     }
     public func downloadDidVerify(job: String?, algorithm: String, digest: String, bytes: Int64) {
-        for m in monitors { m.downloadDidVerify(job: job, algorithm: algorithm, digest: digest, bytes: bytes) }
+        for i in monitors.indices { monitors[i].downloadDidVerify(job: job, algorithm: algorithm, digest: digest, bytes: bytes) }
     }
     public func paginationDidFetchPage(job: String, page: Int, records: Int?) {
-        for m in monitors { m.paginationDidFetchPage(job: job, page: page, records: records) }
+        for i in monitors.indices { monitors[i].paginationDidFetchPage(job: job, page: page, records: records) }
     }
-    public func paginationDidResume(job: String, page: Int) { for m in monitors { m.paginationDidResume(job: job, page: page) } }
-    public func paginationDidStop(job: String, page: Int, reason: String) { for m in monitors { m.paginationDidStop(job: job, page: page, reason: reason) } }
-    public func responseCacheDidReport(_ problem: CacheProblem) { for m in monitors { m.responseCacheDidReport(problem) } }
-    public func networkWasLost() { for m in monitors { m.networkWasLost() } }
-    public func networkWasRestored(after down: Duration) { for m in monitors { m.networkWasRestored(after: down) } }
-    public func networkMonitorDidFail(_ message: String) { for m in monitors { m.networkMonitorDidFail(message) } }
-    public func runDidStart(_ run: RunInfo) { for m in monitors { m.runDidStart(run) } }
-    public func jobDidStart(_ job: String) { for m in monitors { m.jobDidStart(job) } }
-    public func jobDidFinish(_ result: JobResult) { for m in monitors { m.jobDidFinish(result) } }
-    public func runDidFinish(_ summary: RunSummary) { for m in monitors { m.runDidFinish(summary) } }
+    public func paginationDidResume(job: String, page: Int) { for i in monitors.indices { monitors[i].paginationDidResume(job: job, page: page) } }
+    public func paginationDidStop(job: String, page: Int, reason: String) { for i in monitors.indices { monitors[i].paginationDidStop(job: job, page: page, reason: reason) } }
+    public func responseCacheDidReport(_ problem: CacheProblem) { for i in monitors.indices { monitors[i].responseCacheDidReport(problem) } }
+    public func networkWasLost() { for i in monitors.indices { monitors[i].networkWasLost() } }
+    public func networkWasRestored(after down: Duration) { for i in monitors.indices { monitors[i].networkWasRestored(after: down) } }
+    public func networkMonitorDidFail(_ message: String) { for i in monitors.indices { monitors[i].networkMonitorDidFail(message) } }
+    public func runDidStart(_ run: RunInfo) { for i in monitors.indices { monitors[i].runDidStart(run) } }
+    public func jobDidStart(_ job: String) { for i in monitors.indices { monitors[i].jobDidStart(job) } }
+    public func jobDidFinish(_ result: JobResult) { for i in monitors.indices { monitors[i].jobDidFinish(result) } }
+    public func runDidFinish(_ summary: RunSummary) { for i in monitors.indices { monitors[i].runDidFinish(summary) } }
 }
 
 /// A monitor made of closures, after Alamofire's `ClosureEventMonitor`: set the ones you need.
