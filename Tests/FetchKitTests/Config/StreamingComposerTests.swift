@@ -7,6 +7,19 @@ import Yams
 /// exactly what `Yams.compose` builds (values, tags, styles and the marks every diagnostic is placed
 /// by), and every document Yams refuses must be refused too, so the loader can fall back to Yams.
 @Suite struct StreamingComposerTests {
+    /// `text` written to `jobs.yaml` in a directory of its own, removed with this value.
+    final class JobsFile {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("streaming-\(UUID().uuidString)")
+        var path: String { directory.appendingPathComponent("jobs.yaml").path }
+
+        init(_ text: String) throws {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+        }
+
+        deinit { try? FileManager.default.removeItem(at: directory) }
+    }
+
     static let tricky = [
         "version: 1\njobs:\n  - {id: a, url: \"http://h/a\", save: a.json}\n  - id: b\n    url: http://h/b\n",
         "jobs:\n- id: a\n  url: http://h/a\n  params: {x: 'quoted', y: \"dq\", z: |\n      block\n      text\n    }\n",
@@ -141,11 +154,9 @@ import Yams
         "version: 1\njobs:\n  - {id: a, url: http://h/a, save: a}\n",
     ])
     func theJobsFilesSettingsAreAnnouncedOnce(text: String) throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("streaming-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let path = dir.appendingPathComponent("jobs.yaml").path
-        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        let file = try JobsFile(text)
+        defer { withExtendedLifetime(file) {} }  // the directory goes with it
+        let path = file.path
         let announced = LockedBox<[Settings]>([])
         var loader = ConfigLoader(environment: [:], mode: .run)
         loader.onJobsFileSettings = { settings in announced.withLock { $0.append(settings) } }
@@ -168,11 +179,9 @@ import Yams
         ("version: 1\njobs:\n  - {id: f, route: nowhere.at.all}\n  - {id: g, url: http://h/g}\n", nil),
     ] as [(String, String?)])
     func theFirstJobIsAnnouncedOnce(text: String, first: String?) throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("streaming-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let path = dir.appendingPathComponent("jobs.yaml").path
-        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        let file = try JobsFile(text)
+        defer { withExtendedLifetime(file) {} }  // the directory goes with it
+        let path = file.path
         let announced = LockedBox<[String]>([])
         var loader = ConfigLoader(environment: [:], mode: .run)
         loader.onFirstJob = { job in announced.withLock { $0.append(job.id) } }
@@ -182,11 +191,9 @@ import Yams
 
     /// The loader's diagnostics for a broken file are Yams's, found by composing the file again.
     @Test func aBrokenFileIsReportedAsBefore() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("streaming-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let path = dir.appendingPathComponent("jobs.yaml").path
-        try "version: 1\njobs:\n  - {id: 'bad id!', url: http://h/a}\n  - {id: b, url: http://h/b\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let file = try JobsFile("version: 1\njobs:\n  - {id: 'bad id!', url: http://h/a}\n  - {id: b, url: http://h/b\n")
+        defer { withExtendedLifetime(file) {} }  // the directory goes with it
+        let path = file.path
         let config = ConfigLoader(environment: [:], mode: .validate).load([path])
         let codes = config.diagnostics.map(\.code)
         // Only the YAML error: the bad id read before the error is not reported half-way.
