@@ -314,12 +314,12 @@ public final class NIOTransport: HTTPTransport {
             return timeout
         }
         if let direct = error as? ConnectionOpener.DirectConnectFailure {
-            var refused = FetchError(.connection, "cannot connect to \(direct.host):\(direct.port): \(direct.underlying)", url: url)
+            var refused = FetchError(.connection, "cannot connect to \(direct.host):\(direct.port): \(Self.connectFailure(direct.underlying))", url: url)
             refused.isNetworkDown = AsyncHTTPClientTransport.isNetworkDown(direct.underlying)
             return refused
         }
         if let connect = error as? NIOConnectionError {
-            let refusals = connect.connectionErrors.map { "\($0.error)" }
+            let refusals = connect.connectionErrors.map { Self.connectFailure($0.error) }
             if refusals.isEmpty, connect.dnsAError != nil || connect.dnsAAAAError != nil {
                 var dns = FetchError(.dns, "cannot resolve '\(connect.host)': \(connect.dnsAError ?? connect.dnsAAAAError!)", url: url)
                 dns.isNetworkDown = AsyncHTTPClientTransport.isNetworkDown(connect)
@@ -334,5 +334,12 @@ public final class NIOTransport: HTTPTransport {
                 : FetchError(.connection, "the server's response is not valid HTTP/1.1: \(error)", url: url)
         }
         return AsyncHTTPClientTransport.classify(error, url: url, afterHead: afterHead)
+    }
+
+    /// Why a connect failed, as the system says it: `Connection refused (errno 111)`. NIO's own
+    /// text for a refused connect read `connection reset (error set): Connection refused) (errno: 111)`.
+    static func connectFailure(_ error: Error) -> String {
+        guard let io = error as? IOError else { return "\(error)" }
+        return "\(String(cString: strerror(io.errnoCode))) (errno \(io.errnoCode))"
     }
 }

@@ -60,7 +60,7 @@ import Testing
             } catch let error as FetchError {
                 #expect(error.code == .connection, "\(host): \(error)")
                 #expect(error.message.hasPrefix("cannot connect to \(host):\(port): "), "\(error.message)")
-                #expect(error.message.contains("Connection refused"), "\(error.message)")
+                #expect(error.message == "cannot connect to \(host):\(port): Connection refused (errno 111)", "\(error.message)")
                 #expect(!error.isNetworkDown, "\(host)")
             }
         }
