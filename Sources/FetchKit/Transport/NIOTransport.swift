@@ -152,6 +152,12 @@ public final class NIOTransport: HTTPTransport {
         let control = LockedBox<(id: UInt64?, cancelled: Bool)>((nil, false))
         let pool = self.pool
         let cancelled = FetchError(.cancelled, "cancelled", url: deadlines.url)
+        // Ends the exchange with `error` once it has started (on the connection's loop).
+        let cancelExchange: @Sendable (Error) -> Void = { error in
+            connection.eventLoop.execute {
+                if let id = control.withLock({ $0.id }) { connection.cancel(id, with: error) }
+            }
+        }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ExchangeFinished, Error>) in
                 let start: @Sendable () -> Void = {
@@ -163,11 +169,7 @@ public final class NIOTransport: HTTPTransport {
                     let resumesAtHome = connection.isMultiplexed && home !== connection.eventLoop
                     if resumesAtHome {
                         // A small response's file is written at home too (`HomeRelay`).
-                        let relay = HomeRelay(home: home) { error in
-                            connection.eventLoop.execute {
-                                if let id = control.withLock({ $0.id }) { connection.cancel(id, with: error) }
-                            }
-                        }
+                        let relay = HomeRelay(home: home, cancel: cancelExchange)
                         let id = connection.execute(head, body: body, deadlines: deadlines, onHead: relay.head(onHead), onChunk: relay.chunk(onChunk)) { result in
                             relay.finish(result) { continuation.resume(with: $0) }
                         }
@@ -187,9 +189,7 @@ public final class NIOTransport: HTTPTransport {
             }
         } onCancel: {
             control.withLock { $0.cancelled = true }
-            connection.eventLoop.execute {
-                if let id = control.withLock({ $0.id }) { connection.cancel(id, with: cancelled) }
-            }
+            cancelExchange(cancelled)
         }
     }
 
