@@ -49,9 +49,10 @@ import Testing
     /// FetchKit's client connects to an IP address without a resolver, and to a name through
     /// NIO's Happy Eyeballs: a refusal reads the same either way.
     @Test func aClosedPortIsRefusedAlikeByAddressAndByName() async throws {
-        let server = try await TestServer.start()
-        let port = try #require(URL(string: server.baseURL)?.port)
-        try await server.shutdown()
+        // A port bound and never listened on: a port freed by a stopped server could be taken
+        // again by another test's server meanwhile.
+        let refusing = try RefusingPort()
+        let port = refusing.port
         let transport = NIOTransport(perHost: 2)
         for host in ["127.0.0.1", "localhost"] {
             do {
@@ -65,6 +66,7 @@ import Testing
             }
         }
         try await transport.shutdown()
+        withExtendedLifetime(refusing) {}
     }
 
     @Test(arguments: Session.HTTPClientKind.allCases)
