@@ -50,38 +50,88 @@ public struct DataRecord: Sendable {
     /// The line the record starts on (1-based).
     public var line: Int
     /// By name: `row.title` is `values["title"]`. CSV and text values are strings; JSON Lines
-    /// values keep their JSON type.
-    public var values: [String: ParameterValue]
+    /// values keep their JSON type. A CSV or TSV record keeps its row as read and makes this when
+    /// asked: making jobs reads the row by column (`DataFileJobs`), and a dictionary per record
+    /// was a tenth of a data-file job's instructions.
+    public var values: [String: ParameterValue] {
+        get { row?.values ?? storedValues }
+        set {
+            if let row { knownPositions = row.positions(startLine: line) }
+            storedValues = newValue
+            row = nil
+        }
+    }
     /// Where each value starts (line, column), when known; otherwise the record's own start.
     /// Worked out when asked (a problem's location), not for every record read.
     public var positions: [String: (line: Int, column: Int)] {
-        get { locate?() ?? knownPositions }
+        get { row?.positions(startLine: line) ?? knownPositions }
         set {
+            if let row { storedValues = row.values }
             knownPositions = newValue
-            locate = nil
+            row = nil
         }
     }
+    private var storedValues: [String: ParameterValue]
     private var knownPositions: [String: (line: Int, column: Int)]
-    private var locate: (@Sendable () -> [String: (line: Int, column: Int)])?
+    /// A CSV or TSV record's fields, with the header they were read under.
+    private(set) var row: CSVRow?
 
     public init(number: Int, line: Int, values: [String: ParameterValue], positions: [String: (line: Int, column: Int)]) {
         self.number = number
         self.line = line
-        self.values = values
+        storedValues = values
         knownPositions = positions
     }
 
-    /// A record whose positions `locate` works out when they are asked for.
-    init(number: Int, line: Int, values: [String: ParameterValue], locate: @escaping @Sendable () -> [String: (line: Int, column: Int)]) {
+    /// A CSV or TSV record: its values and positions are made from the row when they are asked for.
+    init(number: Int, line: Int, row: CSVRow) {
         self.number = number
         self.line = line
-        self.values = values
+        storedValues = [:]
         knownPositions = [:]
-        self.locate = locate
+        self.row = row
     }
 
     public func position(of name: String) -> (line: Int, column: Int) {
         positions[name] ?? (line, 1)
+    }
+}
+
+/// A CSV or TSV file's header, made once and shared by its records.
+final class CSVHeader: Sendable {
+    /// The column names, trimmed, in order (a name may repeat).
+    let columns: [String]
+    /// Each distinct name's first column: a repeated name's later columns are not read.
+    let firstIndex: [String: Int]
+    let delimiter: Unicode.Scalar
+
+    init(columns: [String], delimiter: Unicode.Scalar) {
+        self.columns = columns
+        self.delimiter = delimiter
+        var first: [String: Int] = [:]
+        for (index, name) in columns.enumerated() where first[name] == nil { first[name] = index }
+        firstIndex = first
+    }
+}
+
+/// One CSV or TSV row as read: fields in column order (a short row has fewer than the header names).
+struct CSVRow: Sendable {
+    let fields: [String]
+    let header: CSVHeader
+
+    /// The value of each named column the row has (the first of a repeated name).
+    var values: [String: ParameterValue] {
+        var values: [String: ParameterValue] = [:]
+        values.reserveCapacity(fields.count)
+        for (name, index) in header.firstIndex where index < fields.count { values[name] = .string(fields[index]) }
+        return values
+    }
+
+    func positions(startLine: Int) -> [String: (line: Int, column: Int)] {
+        let starts = DataRecordReader.columns(of: fields, delimiter: header.delimiter, startLine: startLine)
+        var positions: [String: (line: Int, column: Int)] = [:]
+        for (name, index) in header.firstIndex where index < fields.count { positions[name] = starts[index] }
+        return positions
     }
 }
 

@@ -142,6 +142,11 @@ public final class DataFileJobs: Sendable {
         private var seenOutputs: Seen
         /// `row.number` (with the entry's prefix), made once.
         private let numberKey: String
+        /// A CSV or TSV file's columns as context keys (`row.title`) with the column each is read
+        /// from (the first of a repeated name), made once.
+        private let columnKeys: [(key: String, index: Int)]
+        /// Each name a template takes from the record, with its column (nil when there is none).
+        private let usedColumns: [(name: String, index: Int?)]
 
         init(_ entry: DataFileJobs, remembersLines: Bool) throws(DataFileError) {
             self.entry = entry
@@ -153,6 +158,9 @@ public final class DataFileJobs: Sendable {
             reader = try DataRecordReader(entry.file)
             combinations = entry.combinations
             numberKey = entry.prefix + "number"
+            let firstIndex = reader.header?.firstIndex ?? [:]
+            columnKeys = firstIndex.map { (entry.prefix + $0.key, $0.value) }.sorted { $0.index < $1.index }
+            usedColumns = entry.usedNames.map { ($0, firstIndex[$0]) }
         }
 
         /// The next job or invalid record; nil at the end of the file. Throws when the file can't
@@ -181,16 +189,26 @@ public final class DataFileJobs: Sendable {
 
         private func make(_ record: DataRecord, _ combination: [(key: String, value: ParameterValue)]) -> Item {
             var context: [String: ParameterValue] = [:]
-            context.reserveCapacity(record.values.count + combination.count + 1)
             let prefix = entry.prefix
-            for (name, value) in record.values { context[prefix + name] = value }
+            let missing: String?
+            if let row = record.row, row.header === reader.header {
+                // A CSV or TSV row, read by column with the keys made once.
+                context.reserveCapacity(columnKeys.count + combination.count + 1)
+                for (key, index) in columnKeys where index < row.fields.count { context[key] = .string(row.fields[index]) }
+                missing = usedColumns.first { name, index in name != "number" && (index.map { $0 >= row.fields.count } ?? true) }?.name
+            } else {
+                let values = record.values
+                context.reserveCapacity(values.count + combination.count + 1)
+                for (name, value) in values { context[prefix + name] = value }
+                missing = entry.usedNames.first { values[$0] == nil && $0 != "number" }
+            }
             if context[numberKey] == nil { context[numberKey] = .int(record.number) }
             for (key, value) in combination { context["matrix." + key] = value }
             // Made only for a record that makes no job (most make one).
             func fallbackID() -> String { "\(entry.id)[\(record.number)]" }
-            for name in entry.usedNames where record.values[name] == nil && name != "number" {
+            if let missing {
                 return .invalid(id: fallbackID(), Problem(location: location(record, nil), code: "missing-column",
-                                                          message: "the record has no '\(name)'", errorCode: .invalidRecord))
+                                                          message: "the record has no '\(missing)'", errorCode: .invalidRecord))
             }
             // The id: `page[<key>]`, matrix values after the key.
             let key = entry.key.map { $0.render { context[$0]?.text } } ?? String(record.number)

@@ -10,6 +10,8 @@ public final class DataRecordReader {
     /// The header's column names (CSV, TSV); `["line"]` for text; nil for JSON Lines, whose records
     /// name their own keys.
     public private(set) var columns: [String]?
+    /// CSV and TSV: the header, shared by every record read.
+    private(set) var header: CSVHeader?
 
     private let source: GzipFile
     private var csv: CSVReader?
@@ -38,7 +40,9 @@ public final class DataRecordReader {
             csvInput = stream
             var header = reader.headerRow ?? []
             if let first = header.first, first.hasPrefix("\u{FEFF}") { header[0] = String(first.dropFirst()) }
-            columns = header.map { $0.trimmingCharacters(in: .whitespaces) }
+            let names = header.map { $0.trimmingCharacters(in: .whitespaces) }
+            columns = names
+            self.header = CSVHeader(columns: names, delimiter: file.format == .tsv ? "\t" : ",")
             nextLine = 2 + Self.lineBreaks(in: header)
             csv = reader
         case .jsonl, .txt:
@@ -59,7 +63,8 @@ public final class DataRecordReader {
     // MARK: - CSV and TSV
 
     private func nextRow() throws(DataFileError) -> Result<DataRecord, DataFileProblem>? {
-        guard let csv, let columns else { return nil }
+        guard let csv, let header else { return nil }
+        let columns = header.columns
         while true {
             guard let row = csv.next() else {
                 if let error = csv.error { throw Self.failure(error, file: file, line: nextLine) }
@@ -73,23 +78,11 @@ public final class DataRecordReader {
             if row.count == 1, row[0].isEmpty { continue }  // a blank line
             number += 1
             if row.count > columns.count {
-                let column = Self.columns(of: row, delimiter: file.format == .tsv ? "\t" : ",", startLine: line)[columns.count]
+                let column = Self.columns(of: row, delimiter: header.delimiter, startLine: line)[columns.count]
                 return .failure(DataFileProblem(line: column.line, column: column.column,
                                                 message: "the record has \(row.count) fields; the header names \(columns.count)"))
             }
-            var values: [String: ParameterValue] = [:]
-            values.reserveCapacity(row.count)
-            for (index, field) in row.enumerated() where values[columns[index]] == nil {
-                values[columns[index]] = .string(field)
-            }
-            // Where each field starts: only a problem's location needs it.
-            let delimiter: Unicode.Scalar = file.format == .tsv ? "\t" : ","
-            return .success(DataRecord(number: number, line: line, values: values) {
-                let starts = Self.columns(of: row, delimiter: delimiter, startLine: line)
-                var positions: [String: (line: Int, column: Int)] = [:]
-                for index in row.indices.reversed() { positions[columns[index]] = starts[index] }  // the first of a repeated name
-                return positions
-            })
+            return .success(DataRecord(number: number, line: line, row: CSVRow(fields: row, header: header)))
         }
     }
 

@@ -91,6 +91,46 @@ import Testing
                          "titles.csv:153:1: path-escapes-output: output path 'pages/../../etc.json' of job 'page[../../etc]' is outside output_dir"])
     }
 
+    /// A CSV row is read by column: a short row that lacks a column a template uses makes no job
+    /// (reported at the row), a name the header repeats is read from its first column, and a
+    /// record's values and positions are the row's, by name.
+    @Test func aShortRowIsReportedAndARepeatedNameReadsItsFirstColumn() throws {
+        let fixture = try ConfigFixture([
+            "rows.csv": "id,name,id\n1,one,9\n2\n3,\"th,ree\",8\n",
+            "jobs.yaml": """
+                version: 1
+                settings: {output_dir: out}
+                jobs:
+                  - id: item
+                    url: "http://127.0.0.1:1/items/{{row.id}}?name={{row.name}}&n={{row.number}}"
+                    from: {file: rows.csv}
+                    key: "{{row.id}}"
+                    save: "items/{{row.id}}.json"
+                """,
+        ])
+        var config = fixture.load("jobs.yaml", environment: [:])
+        #expect(!config.hasErrors, "\(config.diagnostics)")
+        #expect(config.checkDataFiles(limit: 10) == 3)
+        let shown = config.diagnostics.filter { $0.severity == .error }.map { "\($0.location): \($0.code): \($0.message)".replacingOccurrences(of: fixture.directory + "/", with: "") }
+        #expect(shown == ["rows.csv:3:1: missing-column: the record has no 'name'"])
+
+        let iterator = try #require(config.dataFileJobs.first).makeIterator()
+        var jobs: [ExpandedJob] = []
+        while let item = try iterator.next() { if case .job(let job) = item { jobs.append(job) } }
+        #expect(jobs.map(\.id) == ["item[1]", "item[3]"])
+        #expect(try jobs[0].router.makeRequest().url.absoluteString == "http://127.0.0.1:1/items/1?name=one&n=1")
+        #expect(jobs[1].bindings == ["row.id": .string("3"), "row.name": .string("th,ree"), "row.number": .int(3)])
+        #expect(jobs.map { $0.savePath.map { String($0.suffix(13)) } } == ["/items/1.json", "/items/3.json"])
+
+        let reader = try DataRecordReader(DataFile(displayPath: "rows.csv", path: fixture.directory + "/rows.csv", format: .csv))
+        var records: [DataRecord] = []
+        while let read = try reader.next() { records.append(try read.get()) }
+        #expect(records.map(\.values) == [["id": .string("1"), "name": .string("one")], ["id": .string("2")],
+                                           ["id": .string("3"), "name": .string("th,ree")]])
+        #expect([records[2].position(of: "name")].map { [$0.line, $0.column] } == [[4, 3]])
+        #expect([records[1].position(of: "name")].map { [$0.line, $0.column] } == [[3, 1]])
+    }
+
     func run(_ server: TestServer, _ fixture: ConfigFixture, shard: Shard? = nil, monitors: [any EventMonitor] = []) async throws -> RunSummary {
         let config = fixture.load("jobs.yaml", environment: ["BASE": server.baseURL], mode: .run)
         #expect(!config.hasErrors, "\(config.diagnostics)")

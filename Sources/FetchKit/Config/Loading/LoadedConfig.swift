@@ -97,9 +97,14 @@ public struct ExpandedJob: Sendable {
 
     /// A router that builds this job's request; matrix values fill `{{matrix.key}}` in job headers.
     public var router: Router {
-        var values = params
-        for (key, value) in matrix { values["matrix.\(key)"] = value }
-        for (key, value) in bindings { values[key] = value }
+        var values: [String: ParameterValue]
+        if params.isEmpty, matrix.isEmpty {
+            values = bindings  // a data-file job's record alone: shared, not copied key by key
+        } else {
+            values = params
+            for (key, value) in matrix { values["matrix.\(key)"] = value }
+            for (key, value) in bindings { values[key] = value }
+        }
         var router = Router(parts: common, params: values)
         // `incremental`: the cursor goes in the route's param of that name, else in the query (or
         // at that path of a JSON body).
