@@ -114,17 +114,21 @@ public struct Router: RequestConvertible {
         }
         let query = queryItems.isEmpty ? nil : queryItems.joined(separator: "&")
         let url: URL?
+        let namesHost: Bool
         if UTF8Text.contains(UInt8(ascii: "#"), in: path) {
             // A fragment: the query goes before it, which URLComponents knows how to do.
             var components = URLComponents(string: path)
             components?.percentEncodedQuery = query
             url = components?.url
+            namesHost = url?.host != nil
         } else {
             // The usual case: the string is the URL. Parsed as strictly as URLComponents would
             // (invalid characters make it invalid rather than being encoded), at a third of the cost.
-            url = URL(string: query.map { path + "?" + $0 } ?? path, encodingInvalidCharacters: false)
+            let string = query.map { path + "?" + $0 } ?? path
+            url = URL(string: string, encodingInvalidCharacters: false)
+            namesHost = route.urlParts.hasLiteralHost || URLTemplateParts.namesHost(string)
         }
-        guard let url, route.urlParts.hasLiteralHost || url.host != nil else {
+        guard let url, namesHost else {
             throw RequestBuildError("'\(Redactor.redactURLUserinfo(path))' is not a valid URL")
         }
         return url

@@ -132,6 +132,23 @@ import FetchKitURLRequest
         #expect(!URLTemplateParts("{{base}}/x").hasLiteralHost)
     }
 
+    /// A URL whose host comes from a value is checked for one by its bytes: the same answer as
+    /// Foundation's `URL.host`, for URLs with a host and without.
+    @Test func aURLNamesItsHostAsFoundationSays() {
+        let named = ["http://127.0.0.2:8080/x", "http://h", "http://h?x=1", "https://u:p@h.example/x", "http://[::1]:80/",
+                     "HTTP+X://h/", "http://h:/x"]
+        let unnamed = ["http:///x", "http://:80/x", "http://u@/x", "relative/path", "mailto:a@b.example", "a/b://c", "1http://h/",
+                       "http:/h/x", "http:", "http://", "http://[]/"]
+        for url in named {
+            #expect(URLTemplateParts.namesHost(url), "\(url)")
+            #expect(URL(string: url)?.host?.isEmpty == false, "\(url)")
+        }
+        for url in unnamed {
+            #expect(!URLTemplateParts.namesHost(url), "\(url)")
+            #expect(URL(string: url).map { $0.host == nil || $0.host == "" || $0.host == "[]" } ?? true, "\(url)")
+        }
+    }
+
     @Test func headerNamesCompareWithoutCase() {
         var headers = HTTPHeaders([("Content-Type", "text/plain"), ("X-Id", "1")])
         headers.update(name: "content-TYPE", value: "application/json")
