@@ -22,17 +22,21 @@ bench_enter "nginx:nginx-light aria2c:aria2 curl:curl" "fetchctl" "$@"
 bench_workspace 2g
 port="$(free_port)"
 mkdir -p "$work/nginx" "$work/www/s16k" "$work/out"
-{
-  nginx_conf_head
-  cat <<CONF
-    log_format conn '\$server_addr \$connection';
-    access_log $work/nginx/access.log conn;
-CONF
-  for h in 1 2 3 4 5 6 7 8; do
-    echo "    server { listen 127.0.0.$h:$port; server_name host$h; root $work/www; }"
-  done
-  echo "}"
-} > "$work/nginx/nginx.conf"
+# write_conf off|on: the timed rounds run without an access log (a write(2) by nginx for every
+# request takes CPU from the clients on two cores, more from the one that uses more, and no other
+# scenario logs its requests); the run that counts connections per host has one.
+write_conf() {
+  {
+    nginx_conf_head
+    echo "    log_format conn '\$server_addr \$connection';"
+    if [ "$1" = on ]; then echo "    access_log $work/nginx/access.log conn;"; else echo "    access_log off;"; fi
+    for h in 1 2 3 4 5 6 7 8; do
+      echo "    server { listen 127.0.0.$h:$port; server_name host$h; root $work/www; }"
+    done
+    echo "}"
+  } > "$work/nginx/nginx.conf"
+}
+write_conf off
 python3 - "$work" "$port" <<'PY'
 import os, sys
 work, port = sys.argv[1], sys.argv[2]
@@ -66,6 +70,9 @@ python3 bench/interleave.py "$rounds" "$results/hosts-runs.json" \
 eval "$check"
 
 echo "== connections per host in one run (distinct connections in nginx's log)"
+write_conf on
+nginx -c "$work/nginx/nginx.conf" -p "$work/nginx" -s reload
+sleep 1  # the old workers finish; the new ones log
 for entry in "curl|curl -sSf --parallel --parallel-max 16 -K $work/curl.cfg" "fetchctl|$bin run $work/jobs.yaml --progress never"; do
   IFS='|' read -r name command <<<"$entry"
   eval "$prep"

@@ -35,16 +35,24 @@ openssl x509 -req -in "$pki/server.csr" -CA "$pki/ca.pem" -CAkey "$pki/ca.key" -
 
 h2="$(free_port)"; h1="$(free_port)"
 mkdir -p "$work/nginx" "$work/www/s16k"
-{ nginx_conf_head; cat <<CONF
+# write_conf off|on: the timed rounds run without access logs (a write(2) by nginx for every
+# request takes CPU from the clients on two cores, more from the one that uses more, and
+# compare.sh's scenarios log nothing); the run that counts handshakes has them.
+write_conf() {
+  local h2log="access_log off;" h1log="access_log off;"
+  if [ "$1" = on ]; then h2log="access_log $work/nginx/h2.log conn;"; h1log="access_log $work/nginx/h1.log conn;"; fi
+  { nginx_conf_head; cat <<CONF
     http2_max_concurrent_streams 128;
     ssl_certificate $pki/server.pem; ssl_certificate_key $pki/server.key;
     ssl_protocols TLSv1.2 TLSv1.3;
     log_format conn '\$connection \$ssl_protocol \$server_protocol';
-    server { listen 127.0.0.1:$h2 ssl http2; root $work/www; access_log $work/nginx/h2.log conn; }
-    server { listen 127.0.0.1:$h1 ssl; root $work/www; access_log $work/nginx/h1.log conn; }
+    server { listen 127.0.0.1:$h2 ssl http2; root $work/www; $h2log }
+    server { listen 127.0.0.1:$h1 ssl; root $work/www; $h1log }
 }
 CONF
-} > "$work/nginx/nginx.conf"
+  } > "$work/nginx/nginx.conf"
+}
+write_conf off
 python3 - "$work/www/s16k" <<'PY'
 import os, sys
 for n in range(2000):
@@ -90,6 +98,9 @@ python3 bench/interleave.py "$rounds" "$results/tls-runs.json" \
 eval "$check"
 
 echo "== TLS handshakes for one run (distinct connections in nginx's log)"
+write_conf on
+nginx -c "$work/nginx/nginx.conf" -p "$work/nginx" -s reload
+sleep 1  # the old workers finish; the new ones log
 {
   for entry in "curl, HTTP/2|h2|curl $curl_flags --http2 -K $work/h2.curl" \
                "fetchctl, HTTP/2|h2|$bin run $work/h2.yaml" \
