@@ -72,7 +72,13 @@ eval "$check"
 echo "== connections per host in one run (distinct connections in nginx's log)"
 write_conf on
 nginx -c "$work/nginx/nginx.conf" -p "$work/nginx" -s reload
-sleep 1  # the old workers finish; the new ones log
+# Until a request is logged: the new workers, which log, have taken over from the old ones.
+for _ in $(seq 100); do
+  curl -sSf -o /dev/null "http://127.0.0.1:$port/s16k/0.bin"
+  [ -s "$work/nginx/access.log" ] && break
+  sleep 0.05
+done
+[ -s "$work/nginx/access.log" ] || { echo "nginx did not start logging after the reload" >&2; exit 1; }
 for entry in "curl|curl -sSf --parallel --parallel-max 16 -K $work/curl.cfg" "fetchctl|$bin run $work/jobs.yaml --progress never"; do
   IFS='|' read -r name command <<<"$entry"
   eval "$prep"

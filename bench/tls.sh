@@ -100,7 +100,14 @@ eval "$check"
 echo "== TLS handshakes for one run (distinct connections in nginx's log)"
 write_conf on
 nginx -c "$work/nginx/nginx.conf" -p "$work/nginx" -s reload
-sleep 1  # the old workers finish; the new ones log
+# Until a request is logged: the new workers, which log, have taken over from the old ones.
+for _ in $(seq 100); do
+  curl -sSf --cacert "$pki/ca.pem" -o /dev/null "https://127.0.0.1:$h2/s16k/0.bin"
+  curl -sSf --cacert "$pki/ca.pem" -o /dev/null "https://127.0.0.1:$h1/s16k/0.bin"
+  [ -s "$work/nginx/h2.log" ] && [ -s "$work/nginx/h1.log" ] && break
+  sleep 0.05
+done
+[ -s "$work/nginx/h2.log" ] && [ -s "$work/nginx/h1.log" ] || { echo "nginx did not start logging after the reload" >&2; exit 1; }
 {
   for entry in "curl, HTTP/2|h2|curl $curl_flags --http2 -K $work/h2.curl" \
                "fetchctl, HTTP/2|h2|$bin run $work/h2.yaml" \
