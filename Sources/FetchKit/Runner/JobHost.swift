@@ -69,7 +69,7 @@ enum JobHost {
 
     /// Where the host is in `bytes`: see `host(inURL:complete:)`. Plain loops over the buffer: this
     /// runs for every job the queue hands out while hosts can be full.
-    private static func hostRange(in bytes: UnsafeBufferPointer<UInt8>, complete: Bool) -> Range<Int>? {
+    static func hostRange(in bytes: UnsafeBufferPointer<UInt8>, complete: Bool) -> Range<Int>? {
         guard let scheme = schemeEnd(bytes) else { return nil }
         let start = scheme + 3
         var end = start
@@ -98,13 +98,19 @@ enum JobHost {
         return hostStart..<hostEnd
     }
 
-    /// Where `://` starts, if the text has one before any `/`, `?` or `#`.
+    /// Where `://` starts, if the text begins with a scheme (a letter, then letters, digits, `+`,
+    /// `-` or `.`: RFC 3986 §3.1) followed by it.
     private static func schemeEnd(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
         var index = 0
         while index + 2 < bytes.count {
             let byte = bytes[index]
-            if byte == UInt8(ascii: ":") { return bytes[index + 1] == UInt8(ascii: "/") && bytes[index + 2] == UInt8(ascii: "/") ? index : nil }
-            if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { return nil }
+            if byte == UInt8(ascii: ":") {
+                return index > 0 && bytes[index + 1] == UInt8(ascii: "/") && bytes[index + 2] == UInt8(ascii: "/") ? index : nil
+            }
+            let letter = (byte | 0x20) >= UInt8(ascii: "a") && (byte | 0x20) <= UInt8(ascii: "z")
+            let other = (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-")
+                || byte == UInt8(ascii: ".")
+            guard letter || (index > 0 && other) else { return nil }
             index += 1
         }
         return nil
