@@ -289,7 +289,7 @@ extension SQLiteResponseCache {
 
     public func didServe(_ entry: CachedResponse?, as use: RequestMetrics.CacheUse) {
         let full = state.withLock { s -> [Int64: Int]? in
-            s.counts[use, default: 0] += 1
+            s.counts[use.index] += 1
             if let entry, use != .miss { s.served[entry.id, default: 0] += 1 }
             guard s.served.count >= Self.servedBatch else { return nil }
             defer { s.served = [:] }

@@ -12,10 +12,11 @@ extension SQLiteResponseCache {
     /// prunes to `maxSize`. Called once at the end of a run.
     public func finishRun(id runID: String, maxSize: Int64?) async {
         await flushDeferred()
-        let (served, counts) = state.withLock { s -> ([Int64: Int], [RequestMetrics.CacheUse: Int]) in
-            defer { s.served = [:]; s.counts = [:] }
+        let (served, counts) = state.withLock { s -> ([Int64: Int], [Int]) in
+            defer { s.served = [:]; s.counts = s.counts.map { _ in 0 } }
             return (s.served, s.counts)
         }
+        let usage = [RequestMetrics.CacheUse.hit, .revalidated, .stale, .miss].map { counts[$0.index] }
         let now = Date().timeIntervalSince1970
         // The bodies' size bound is read in the same transaction: a cache under `maxSize` is then
         // done with one write, and `prune` (a transaction of its own) runs only when it is over.
@@ -23,9 +24,9 @@ extension SQLiteResponseCache {
         do {
             bound = try await write { db in
                 try SQLiteCacheRows.touch(served, at: now, in: db)
-                if !counts.isEmpty {
+                if usage.contains(where: { $0 > 0 }) {
                     try db.execute(sql: "INSERT OR REPLACE INTO usage (run_id, finished_at, hits, revalidated, stale, misses) VALUES (?, ?, ?, ?, ?, ?)",
-                                   arguments: [runID, now, counts[.hit] ?? 0, counts[.revalidated] ?? 0, counts[.stale] ?? 0, counts[.miss] ?? 0])
+                                   arguments: [runID, now, usage[0], usage[1], usage[2], usage[3]])
                 }
                 return try SQLiteCacheRows.BodyBytes.bound(in: db)
             }

@@ -50,7 +50,9 @@ public final class SQLiteResponseCache: ResponseCache {
     struct State {
         /// Entries served since the last `finishRun`, for `used_at` and `hits` (written in one transaction).
         var served: [Int64: Int] = [:]
-        var counts: [RequestMetrics.CacheUse: Int] = [:]
+        /// Requests by cache use, indexed by `RequestMetrics.CacheUse.index` (not a dictionary: this
+        /// runs for every request, see `RunTally`).
+        var counts = [Int](repeating: 0, count: RequestMetrics.CacheUse.allCases.count)
         var reported: Set<String> = []
         /// Rows whose bodies are in place, waiting for the writer, with the stores waiting on them.
         var pending: [(row: PendingRow, done: CheckedContinuation<Void, Never>)] = []

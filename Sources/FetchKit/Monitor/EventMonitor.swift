@@ -124,7 +124,7 @@ public struct RequestInfo: Sendable {
 /// What one request/response exchange measured.
 public struct RequestMetrics: Sendable {
     /// Whether the response came from the response cache (`miss` when it came from the network).
-    public enum CacheUse: String, Sendable {
+    public enum CacheUse: String, Sendable, CaseIterable {
         case miss, hit, revalidated, stale
     }
 

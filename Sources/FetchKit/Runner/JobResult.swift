@@ -84,13 +84,13 @@ public struct RunSummary: Sendable {
 
     /// Every job of the run.
     public var jobCount: Int { tally.jobs }
-    public func count(_ outcome: JobResult.Outcome) -> Int { tally.outcomes[outcome, default: 0] }
+    public func count(_ outcome: JobResult.Outcome) -> Int { tally.count(outcome) }
     /// Body bytes that came over the network (responses the cache answered are `cacheBytes`).
     public var bytes: Int64 { tally.bytes }
     /// Body bytes written from the response cache (hits, 304s, stale responses).
     public var cacheBytes: Int64 { tally.cacheBytes }
     /// Jobs whose response the cache answered as `use` (`hit`, `revalidated`, `stale`, `miss`).
-    public func count(cache use: RequestMetrics.CacheUse) -> Int { tally.cacheUses[use, default: 0] }
+    public func count(cache use: RequestMetrics.CacheUse) -> Int { tally.count(cache: use) }
     /// The failed jobs' results (the first `RunTally.keptResults` of them).
     public var failures: [JobResult] { tally.failures }
 
@@ -110,10 +110,12 @@ public struct RunTally: Sendable {
     public static let keptResults = 1_000
 
     public private(set) var jobs = 0
-    public private(set) var outcomes: [JobResult.Outcome: Int] = [:]
+    /// Jobs by outcome (the outcomes no job had are absent).
+    public var outcomes: [JobResult.Outcome: Int] { Self.dictionary(JobResult.Outcome.allCases, outcomeCounts) }
     /// Failed jobs by error code.
     public private(set) var errors: [String: Int] = [:]
-    public private(set) var cacheUses: [RequestMetrics.CacheUse: Int] = [:]
+    /// Requests by what the response cache did (the uses no request had are absent).
+    public var cacheUses: [RequestMetrics.CacheUse: Int] { Self.dictionary(RequestMetrics.CacheUse.allCases, cacheUseCounts) }
     public private(set) var bytes: Int64 = 0
     public private(set) var cacheBytes: Int64 = 0
     /// Jobs that did not succeed (failed or skipped).
@@ -121,7 +123,23 @@ public struct RunTally: Sendable {
     public private(set) var failures: [JobResult] = []
     public private(set) var skipped: [JobResult] = []
 
+    // Counted by case, in `allCases` order, rather than in dictionaries: `add` runs for every job,
+    // and a run's first dictionary keyed by an enum makes the Swift runtime walk every conformance
+    // record in the binary for the enum's `Hashable` (on the event loop, during the first jobs).
+    private var outcomeCounts = [Int](repeating: 0, count: JobResult.Outcome.allCases.count)
+    private var cacheUseCounts = [Int](repeating: 0, count: RequestMetrics.CacheUse.allCases.count)
+
     public init() {}
+
+    /// How many jobs had `outcome`.
+    public func count(_ outcome: JobResult.Outcome) -> Int { outcomeCounts[outcome.index] }
+
+    /// How many requests had `use`.
+    public func count(cache use: RequestMetrics.CacheUse) -> Int { cacheUseCounts[use.index] }
+
+    private static func dictionary<Key: Hashable>(_ keys: [Key], _ counts: [Int]) -> [Key: Int] {
+        Dictionary(uniqueKeysWithValues: zip(keys, counts).filter { $0.1 > 0 })
+    }
 
     public init(_ results: [JobResult]) {
         for result in results { add(result) }
@@ -129,8 +147,8 @@ public struct RunTally: Sendable {
 
     public mutating func add(_ result: JobResult) {
         jobs += 1
-        outcomes[result.outcome, default: 0] += 1
-        if let use = result.cache { cacheUses[use, default: 0] += 1 }
+        outcomeCounts[result.outcome.index] += 1
+        if let use = result.cache { cacheUseCounts[use.index] += 1 }
         if result.isFromCache { cacheBytes += result.bytes } else { bytes += result.bytes }
         if !result.isSuccess { unsuccessful += 1 }
         switch result.outcome {
@@ -141,6 +159,31 @@ public struct RunTally: Sendable {
             if skipped.count < Self.keptResults { skipped.append(result) }
         default:
             break
+        }
+    }
+}
+
+extension JobResult.Outcome {
+    /// The outcome's place in `allCases`.
+    var index: Int {
+        switch self {
+        case .succeeded: 0
+        case .failed: 1
+        case .skipped: 2
+        case .upToDate: 3
+        case .cached: 4
+        }
+    }
+}
+
+extension RequestMetrics.CacheUse {
+    /// The use's place in `allCases`.
+    var index: Int {
+        switch self {
+        case .miss: 0
+        case .hit: 1
+        case .revalidated: 2
+        case .stale: 3
         }
     }
 }
