@@ -28,7 +28,8 @@ bench_enter() {
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
   fi
-  local build=(swift build -c release --static-swift-stdlib --scratch-path .build-static)
+  # The shipped build: the Swift runtime linked in, and the release toolset (docs/design.md).
+  local build=(swift build -c release --static-swift-stdlib --toolset "$PWD/toolsets/release.json" --scratch-path .build-static)
   for product in $products; do "${build[@]}" --product "$product"; done
   local bin_dir; bin_dir="$("${build[@]}" --show-bin-path)"
   exec unshare --mount --propagation private env FETCHCTL_BENCH_INNER=1 FETCHCTL_BIN_DIR="$bin_dir" "$0" "$@"
