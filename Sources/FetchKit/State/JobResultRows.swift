@@ -2,7 +2,8 @@ import Foundation
 import GRDB
 import GRDBSQLite
 
-/// Inserts job results into `job_results` through SQLite's C API, up to 64 rows per INSERT.
+/// Writes job results into `job_results` (one row a job: a result replaces the job's last one)
+/// through SQLite's C API, up to 64 rows per INSERT.
 /// A 20,000-job run records 20,000 rows; through GRDB's `StatementArguments` each row boxed ten
 /// values and ran its own statement, which took more time than SQLite's own b-tree work. GRDB owns
 /// the connection and the transaction; this only prepares, binds and steps its own statements.
@@ -37,6 +38,9 @@ enum JobResultRows {
     /// The INSERT for 1, 2, 4, … `rowsPerStatement` rows, by the power of two.
     private static let sqlByPower: [String] = (0...6).map { power in
         "INSERT INTO job_results \(columns) VALUES " + Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: 1 << power).joined(separator: ", ")
+            + " ON CONFLICT (job) DO UPDATE SET run_id = excluded.run_id, outcome = excluded.outcome, status = excluded.status,"
+            + " bytes = excluded.bytes, attempts = excluded.attempts, error = excluded.error, message = excluded.message,"
+            + " duration_ms = excluded.duration_ms, finished_at = excluded.finished_at"
     }
 
     private static func sql(rows: Int) -> String {

@@ -44,8 +44,7 @@ public final class StateStore: Sendable {
     /// that the two agree, statement by statement.
     static let currentSchema = """
         CREATE TABLE "runs" ("id" TEXT PRIMARY KEY NOT NULL, "jobs_file" TEXT NOT NULL, "started_at" DOUBLE NOT NULL, "ended_at" DOUBLE, "jobs" INTEGER NOT NULL, "succeeded" INTEGER, "failed" INTEGER, "skipped" INTEGER, "up_to_date" INTEGER, "bytes" INTEGER, "exit_code" INTEGER, "cached" INTEGER, "errors" TEXT, "first_failures" TEXT);
-        CREATE TABLE "job_results" ("id" INTEGER PRIMARY KEY AUTOINCREMENT, "run_id" TEXT NOT NULL REFERENCES "runs"("id") ON DELETE CASCADE, "job" TEXT NOT NULL, "outcome" TEXT NOT NULL, "status" INTEGER, "bytes" INTEGER NOT NULL, "attempts" INTEGER NOT NULL, "error" TEXT, "message" TEXT, "duration_ms" INTEGER NOT NULL, "finished_at" DOUBLE NOT NULL);
-        CREATE INDEX "job_results_by_job" ON "job_results"("job", "finished_at");
+        CREATE TABLE "job_results" ("run_id" TEXT NOT NULL REFERENCES "runs"("id") ON DELETE CASCADE, "job" TEXT PRIMARY KEY NOT NULL, "outcome" TEXT NOT NULL, "status" INTEGER, "bytes" INTEGER NOT NULL, "attempts" INTEGER NOT NULL, "error" TEXT, "message" TEXT, "duration_ms" INTEGER NOT NULL, "finished_at" DOUBLE NOT NULL) WITHOUT ROWID;
         CREATE TABLE "downloads" ("destination" TEXT PRIMARY KEY NOT NULL, "url" TEXT NOT NULL, "etag" TEXT, "last_modified" TEXT, "total_length" INTEGER, "completed" BOOLEAN NOT NULL DEFAULT 0, "checksum" TEXT, "updated_at" DOUBLE NOT NULL, "date" TEXT);
         CREATE TABLE "download_segments" ("destination" TEXT NOT NULL, "idx" INTEGER NOT NULL, "start" INTEGER NOT NULL, "end" INTEGER NOT NULL, "done" INTEGER NOT NULL, PRIMARY KEY ("destination", "idx"));
         CREATE TABLE "incremental_cursors" ("job" TEXT PRIMARY KEY NOT NULL, "cursor" TEXT NOT NULL, "updated_at" DOUBLE NOT NULL, "run_id" TEXT NOT NULL);
@@ -142,6 +141,20 @@ public final class StateStore: Sendable {
                 t.column("incremental", .text)
             }
         }
+        migrator.registerMigration("v6: job_results, one row a job") { db in
+            // Only each job's latest result was ever read (`status --jobs`), but every result was a
+            // row of its own, indexed by job, until its run fell out of `keptRuns`. Deleting a
+            // 2,000-job run's rows then took 21 million instructions (a scan of every run's rows and
+            // a seek in the index for each), about 10,000 a job, on every run after the tenth. Now
+            // a job's result replaces its last one, in place, in a table ordered by job.
+            try db.execute(sql: """
+                CREATE TABLE "job_results_v6" ("run_id" TEXT NOT NULL REFERENCES "runs"("id") ON DELETE CASCADE, "job" TEXT PRIMARY KEY NOT NULL, "outcome" TEXT NOT NULL, "status" INTEGER, "bytes" INTEGER NOT NULL, "attempts" INTEGER NOT NULL, "error" TEXT, "message" TEXT, "duration_ms" INTEGER NOT NULL, "finished_at" DOUBLE NOT NULL) WITHOUT ROWID;
+                INSERT INTO job_results_v6 SELECT r.run_id, r.job, r.outcome, r.status, r.bytes, r.attempts, r.error, r.message, r.duration_ms, r.finished_at
+                  FROM job_results r JOIN (SELECT job, MAX(id) AS id FROM job_results GROUP BY job) latest ON latest.id = r.id;
+                DROP TABLE job_results;
+                ALTER TABLE job_results_v6 RENAME TO job_results;
+                """)
+        }
         return migrator
     }
 
@@ -152,11 +165,10 @@ public final class StateStore: Sendable {
             try db.execute(sql: "INSERT INTO runs (id, jobs_file, started_at, jobs) VALUES (?, ?, ?, ?)",
                            arguments: [id, jobsFile, date.timeIntervalSince1970, jobs])
         }
-        // The job results of the run this one pushes out of `keptRuns` go now, on the writer's
-        // thread while the run goes on. At the end of the run they were the last thing done before
-        // exiting: thousands of rows out of an index ordered by job, about 3 ms of the 14 ms
-        // between a 2,000-job run's last saved file and its exit, and more for larger batches. Their
-        // counts stay. A delete that fails leaves the rows for the next run's.
+        // The results of jobs that have not run in the last `keptRuns` runs go now, on the writer's
+        // thread while the run goes on (a scan of one row a job; a batch that runs the same jobs
+        // each time finds none to delete). Their runs' counts stay. A delete that fails leaves the
+        // rows for the next run's.
         pool.asyncWrite({ db in
             try db.execute(sql: """
                 DELETE FROM job_results WHERE run_id IN (SELECT id FROM runs ORDER BY started_at DESC, rowid DESC LIMIT -1 OFFSET ?)
@@ -164,9 +176,8 @@ public final class StateStore: Sendable {
         }, completion: { _, _ in })
     }
 
-    /// Job results are kept for this many runs (each job's last outcome in them); older runs keep
-    /// their counts. A daily million-job batch would otherwise add a million rows a day. Pruned
-    /// when a run begins (`beginRun`).
+    /// A job's last result is kept until it has not run for this many runs; older runs keep
+    /// their counts. Pruned when a run begins (`beginRun`).
     public static let keptRuns = 10
     /// Failures kept with a run for `status`.
     public static let keptFailures = 20
@@ -272,10 +283,7 @@ public final class StateStore: Sendable {
     public func forEachLastResult(outcome: String? = nil, _ body: (JobRecord) throws -> Void) throws {
         try pool.read { db in
             let cursor = try Row.fetchCursor(db, sql: """
-                SELECT r.* FROM job_results r
-                JOIN (SELECT job, MAX(id) AS id FROM job_results GROUP BY job) latest ON latest.id = r.id
-                \(outcome == nil ? "" : "WHERE r.outcome = ?")
-                ORDER BY r.job
+                SELECT * FROM job_results \(outcome == nil ? "" : "WHERE outcome = ?") ORDER BY job
                 """, arguments: outcome.map { [$0] } ?? [])
             while let row = try cursor.next() { try body(JobRecord(row)) }
         }
@@ -284,11 +292,7 @@ public final class StateStore: Sendable {
     /// Each job's latest result, by job id.
     public func lastResults() throws -> [JobRecord] {
         try pool.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT r.* FROM job_results r
-                JOIN (SELECT job, MAX(id) AS id FROM job_results GROUP BY job) latest ON latest.id = r.id
-                ORDER BY r.job
-                """).map(JobRecord.init)
+            try Row.fetchAll(db, sql: "SELECT * FROM job_results ORDER BY job").map(JobRecord.init)
         }
     }
 

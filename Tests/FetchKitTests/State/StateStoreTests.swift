@@ -52,11 +52,66 @@ import Testing
         #expect(try store.lastResults().count == 300)
     }
 
+    /// One row a job: a run's result replaces the job's last one, and `status --jobs` lists the
+    /// latest. A job that has not run for `keptRuns` runs is forgotten; one that runs every time
+    /// is not.
+    @Test func aJobsResultReplacesItsLastOneAndOldJobsAreForgotten() throws {
+        let fixture = try ConfigFixture([:])
+        let store = try StateStore(directory: fixture.path(".fetchctl"))
+        let started = Date(timeIntervalSince1970: 1_800_000_000)
+        func run(_ number: Int, jobs: [String]) throws {
+            try store.beginRun(id: "run-\(number)", jobsFile: "jobs.yaml", jobs: jobs.count, at: started + Double(number))
+            for job in jobs {
+                store.recordJobLater(runID: "run-\(number)", JobResult(job: job, outcome: number.isMultiple(of: 2) ? .failed : .succeeded,
+                                                                      status: 200 + number, bytes: Int64(number), attempts: 1, duration: .milliseconds(number)))
+            }
+            try store.flush()
+        }
+        try run(1, jobs: ["once", "always"])
+        try run(2, jobs: ["always"])
+        var records = try store.lastResults()
+        #expect(records.map(\.job) == ["always", "once"])
+        #expect(records.map(\.runID) == ["run-2", "run-1"] && records.map(\.status) == [202, 201] && records.map(\.outcome) == ["failed", "succeeded"])
+        for number in 3...StateStore.keptRuns { try run(number, jobs: ["always"]) }
+        #expect(try store.lastResults().map(\.job) == ["always", "once"], "run-1 is still one of the last \(StateStore.keptRuns) runs")
+        try run(StateStore.keptRuns + 1, jobs: ["always"])
+        records = try store.lastResults()
+        #expect(records.map(\.job) == ["always"], "run-1 fell out of the kept runs, and with it the job that ran only then")
+        #expect(records.first?.runID == "run-\(StateStore.keptRuns + 1)")
+        #expect(try store.recentRuns(limit: 100).count == StateStore.keptRuns + 1, "every run keeps its counts")
+    }
+
+    /// A store made before job results were one row a job keeps each job's latest result (the
+    /// highest row id) when migrated.
+    @Test func theMigrationKeepsEachJobsLatestResult() throws {
+        let fixture = try ConfigFixture([:])
+        let directory = fixture.path("old")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let queue = try DatabaseQueue(path: directory + "/state.sqlite")
+        try StateStore.migrator.migrate(queue, upTo: "v5: pagination_progress, incremental_cursors")
+        try queue.write { db in
+            try db.execute(sql: "INSERT INTO runs (id, jobs_file, started_at, jobs) VALUES ('r1', 'j', 1, 2), ('r2', 'j', 2, 2)")
+            for (run, job, status) in [("r1", "a", 500), ("r1", "b", 200), ("r2", "a", 200), ("r2", "b", 404)] {
+                try db.execute(sql: """
+                    INSERT INTO job_results (run_id, job, outcome, status, bytes, attempts, duration_ms, finished_at)
+                    VALUES (?, ?, ?, ?, 1, 1, 1, 1)
+                    """, arguments: [run, job, status == 200 ? "succeeded" : "failed", status])
+            }
+        }
+        try queue.close()
+        let store = try StateStore(directory: directory)
+        let records = try store.lastResults()
+        #expect(records.map(\.job) == ["a", "b"])
+        #expect(records.map(\.runID) == ["r2", "r2"] && records.map(\.status) == [200, 404])
+    }
+
     /// Every schema object as SQLite keeps it (its type, name, table and SQL text, in which
-    /// `ALTER TABLE` has added its columns), and the migrations recorded as applied.
+    /// `ALTER TABLE` has added its columns), and the migrations recorded as applied. SQLite's own
+    /// tables are left out: `sqlite_sequence`, made for the first migrations' AUTOINCREMENT, stays
+    /// in a migrated store after the table that needed it is gone (SQLite won't drop it).
     func describe(_ path: String) throws -> [String] {
         try DatabaseQueue(path: path).read { db in
-            let objects = try Row.fetchAll(db, sql: "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name != 'grdb_migrations' ORDER BY name")
+            let objects = try Row.fetchAll(db, sql: "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name != 'grdb_migrations' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")
                 .map { "\($0["type"] as String) \($0["name"] as String) on \($0["tbl_name"] as String): \($0["sql"] as String? ?? "-")" }
             return objects + ["applied \(try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier"))"]
         }
@@ -72,7 +127,8 @@ import Testing
         try FileManager.default.createDirectory(atPath: migrated, withIntermediateDirectories: true)
         try StateStore.migrator.migrate(try DatabaseQueue(path: migrated + "/state.sqlite"))
         let made = try describe(fresh + "/state.sqlite")
-        #expect(made == (try describe(migrated + "/state.sqlite")))
+        let migratedSchema = try describe(migrated + "/state.sqlite")
+        #expect(made == migratedSchema, "\(made)\n\(migratedSchema)")
         #expect(made.contains { $0.hasPrefix("table job_results on job_results: ") && $0.contains("REFERENCES \"runs\"(\"id\") ON DELETE CASCADE") }, "\(made)")
         #expect(made.last == "applied \(StateStore.migrator.migrations.sorted())")
         _ = try StateStore(directory: fresh)
