@@ -15,7 +15,8 @@ enum JobResultRows {
     }
 
     static let rowsPerStatement = 64
-    private static let columns = "(run_id, job, outcome, status, bytes, attempts, error, message, duration_ms, finished_at)"
+    /// In the order `execute` binds them; `job` is the table's key.
+    private static let columns = ["run_id", "job", "outcome", "status", "bytes", "attempts", "error", "message", "duration_ms", "finished_at"]
 
     /// Inserts `rows` in the caller's transaction, through statements the connection keeps
     /// (GRDB's statement cache): a 64-row INSERT took SQLite longer to parse than to run, and a
@@ -35,12 +36,14 @@ enum JobResultRows {
         }
     }
 
-    /// The INSERT for 1, 2, 4, … `rowsPerStatement` rows, by the power of two.
+    /// The INSERT for 1, 2, 4, … `rowsPerStatement` rows, by the power of two: a job's row, if it
+    /// has one, takes every column of the new result.
     private static let sqlByPower: [String] = (0...6).map { power in
-        "INSERT INTO job_results \(columns) VALUES " + Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: 1 << power).joined(separator: ", ")
-            + " ON CONFLICT (job) DO UPDATE SET run_id = excluded.run_id, outcome = excluded.outcome, status = excluded.status,"
-            + " bytes = excluded.bytes, attempts = excluded.attempts, error = excluded.error, message = excluded.message,"
-            + " duration_ms = excluded.duration_ms, finished_at = excluded.finished_at"
+        let row = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
+        let update = columns.filter { $0 != "job" }.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+        return "INSERT INTO job_results (\(columns.joined(separator: ", "))) VALUES "
+            + Array(repeating: row, count: 1 << power).joined(separator: ", ")
+            + " ON CONFLICT (job) DO UPDATE SET \(update)"
     }
 
     private static func sql(rows: Int) -> String {
