@@ -123,6 +123,30 @@ enum SQLiteCacheRows {
         return replaced
     }
 
+    /// Writes stored responses' new headers and freshness (`SQLiteResponseCache.update`, batched)
+    /// in the caller's transaction. A row whose body changed since the entry was read (a newer
+    /// response stored for the URL) is left as it is.
+    static func update(_ updates: [SQLiteResponseCache.PendingUpdate], in db: Database) throws {
+        guard !updates.isEmpty else { return }
+        let statement = try db.cachedStatement(sql: """
+            UPDATE responses SET headers = ?1, status = ?3, request_time = ?4, response_time = ?5, invalidated = ?6, ttl = ?7
+            WHERE id = ?8 AND (?2 = '' OR body = ?2)
+            """).sqliteStatement
+        defer { sqlite3_reset(statement) }
+        for update in updates {
+            sqlite3_reset(statement)
+            try SQLiteC.withTexts([update.headers, update.body], boundTo: statement, from: 1) {
+                SQLiteC.bind(Int64(update.status), to: statement, at: 3)
+                SQLiteC.bind(update.requestTime, to: statement, at: 4)
+                SQLiteC.bind(update.responseTime, to: statement, at: 5)
+                SQLiteC.bind(Int64(update.invalidated ? 1 : 0), to: statement, at: 6)
+                SQLiteC.bind(update.ttl, to: statement, at: 7)
+                SQLiteC.bind(update.id, to: statement, at: 8)
+                try SQLiteC.run(statement, in: db, "UPDATE responses")
+            }
+        }
+    }
+
     /// An upper bound on the total size of the index's bodies, kept in the one-row `body_bytes`
     /// table (schema v5): every insert adds its rows' sizes in its own transaction, less those of
     /// the rows they replace (a deleted row's size is not taken off, so it only ever

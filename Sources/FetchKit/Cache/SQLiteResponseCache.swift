@@ -91,6 +91,10 @@ public final class SQLiteResponseCache: ResponseCache {
         /// (removed once the replacement is committed).
         var inserted: [PendingRow] = []
         var replacedBodies: [String] = []
+        /// With `batchesStores`: stored responses' new headers gathered for the next batch write,
+        /// and those written in the writer's open transaction.
+        var deferredUpdates: [PendingUpdate] = []
+        var updated: [PendingUpdate] = []
         /// Invalidations so far, and the last one per canonical URL: a batched row stored before
         /// an invalidation of its URL is dropped even if its flush was already under way.
         var generation = 0
@@ -306,6 +310,7 @@ public final class SQLiteResponseCache: ResponseCache {
 
     public func update(_ entry: CachedResponse) async {
         let headers = Self.encode(entry.headers)
+        if batchesStores { return commit(PendingUpdate(entry, headers: headers)) }
         do {
             try await write { db in
                 // Only while the row still holds the body these headers describe (another job may have

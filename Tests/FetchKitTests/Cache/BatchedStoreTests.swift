@@ -105,6 +105,51 @@ import FetchKitTesting
         await cache.finishRun(id: "run-1", maxSize: nil)
     }
 
+    /// A revalidated response's new headers (`update` after a `304`) go with the next batch write,
+    /// not a transaction of their own: another connection sees them once committed, this process's
+    /// next lookup of the URL at once (it commits first), and an update of a row stored anew since
+    /// it was read changes nothing.
+    @Test func aRevalidatedResponsesHeadersAreWrittenWithTheBatch() async throws {
+        let directory = try TemporaryDirectory.make(prefix: "fetchctl-tests")
+        let cache = try Self.cache(directory)
+        for number in 0..<3 { try await Self.store(number, in: cache) }
+        await cache.finishRun(id: "run-1", maxSize: nil)
+        func etag(_ number: Int, in cache: SQLiteResponseCache) async throws -> String? {
+            try #require(await cache.entries(method: .get, url: Self.entry(number).url).first).headers["ETag"]
+        }
+
+        var freshened = try #require(await cache.entries(method: .get, url: Self.entry(0).url).first)
+        freshened.headers.update(name: "ETag", value: "\"v2\"")
+        await cache.update(freshened)
+        #expect(cache.state.withLock { $0.deferredUpdates.count } == 1)
+        #expect(try await etag(0, in: SQLiteResponseCache(directory: directory, readOnly: true)) == nil)
+        #expect(try await etag(0, in: cache) == "\"v2\"")
+        #expect(try await etag(0, in: SQLiteResponseCache(directory: directory, readOnly: true)) == "\"v2\"")
+
+        // Entry 1 as read before it was stored again: its update must not land on the new row.
+        var stale = try #require(await cache.entries(method: .get, url: Self.entry(1).url).first)
+        try await Self.store(1, in: cache)
+        stale.headers.update(name: "ETag", value: "\"stale\"")
+        await cache.update(stale)
+        // A step's worth of updates is written without the timer or a lookup (a lookup of entry 2
+        // would commit the ones before it).
+        var again = try #require(await cache.entries(method: .get, url: Self.entry(2).url).first)
+        for version in 0..<SQLiteResponseCache.stepRows {
+            again.headers.update(name: "ETag", value: "\"v\(version)\"")
+            await cache.update(again)
+        }
+        await cache.state.withLock { $0.lastWrite }?.value
+        // A step wrote them into the open transaction: not committed, so another connection
+        // doesn't see them yet.
+        #expect(cache.state.withLock { $0.updated.count } >= SQLiteResponseCache.stepRows - 1)
+        #expect(try await etag(2, in: SQLiteResponseCache(directory: directory, readOnly: true)) == nil)
+        await cache.finishRun(id: "run-2", maxSize: nil)
+        let reader = try SQLiteResponseCache(directory: directory, readOnly: true)
+        #expect(try await etag(1, in: reader) == nil)
+        #expect(try await etag(2, in: reader) == "\"v\(SQLiteResponseCache.stepRows - 1)\"")
+        #expect(cache.state.withLock { $0.uncommitted.isEmpty && $0.updated.isEmpty })
+    }
+
     @Test func aFullBatchQueuesOneCommitNotOnePerRowAfterIt() async throws {
         let directory = try TemporaryDirectory.make(prefix: "fetchctl-tests")
         let cache = try Self.cache(directory)
