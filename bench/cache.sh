@@ -4,9 +4,10 @@
 #   bench/cache.sh [RUNS]
 #
 # 1. 2,000 × 16 KiB from nginx (fresh for an hour: Cache-Control max-age=3600), concurrency 16:
-#    a cold run with the cache on (fetchctl's default), one with it off, and a warm rerun with fresh
-#    entries, which must send no request (nginx's access log is counted), in turn round after round
-#    (bench/interleave.py); the bytes the cache wrote.
+#    a cold run with the cache on (fetchctl's default), one with it off, a warm rerun with fresh
+#    entries, which must send no request (nginx's access log is counted), and a rerun of the same
+#    files served with validators only, whose every job revalidates (2,000 conditional requests,
+#    each answered 304), in turn round after round (bench/interleave.py); the bytes the cache wrote.
 # 2. The cost of one hit in a warm process: fetchctl's Session (bench/cache-hit) next to
 #    requests-cache's and hishel's hit loops (bench/cache_peers.py), same URL, same server.
 # 3. A cron-style process that serves one job from the cache, whole process timed by hyperfine,
@@ -42,33 +43,40 @@ PY
 nginx -c "$work/nginx/nginx.conf" -p "$work/nginx"
 curl -sS -f -o /dev/null "$base/fresh/0.bin"
 
-jobs() {  # file, state dir, extra settings
+jobs() {  # file, state dir, extra settings, location (default fresh)
   local ids; ids="$(seq -s, 0 1999)"
   cat > "$1" <<YAML
 version: 1
 settings: {concurrency: 16, per_host: 16, output_dir: $work/out, state_dir: $2$3}
 jobs:
   - id: f
-    url: "$base/fresh/{{matrix.n}}.bin"
+    url: "$base/${4:-fresh}/{{matrix.n}}.bin"
     matrix: {n: [$ids]}
     save: "{{matrix.n}}.bin"
 YAML
 }
 jobs "$work/on.yaml" "$work/state-on" ""
 jobs "$work/off.yaml" "$work/state-off" ", cache: {policy: reload, behavior: do_not_cache}"
+jobs "$work/stale.yaml" "$work/state-stale" "" stale
 check="test \$(ls $work/out | wc -l) = 2000 && test \$(du -sb $work/out | cut -f1) = \$(du -sb $work/www/s16k | cut -f1)"
 # Before each run, the previous run's outputs are checked (every file there, every byte).
 verify="if [ -d $work/out ]; then $check; fi"
 
-echo "== 1. 2,000 × 16 KiB, concurrency 16: cold with the cache on, cache off, and a warm rerun, in turn"
+echo "== 1. 2,000 × 16 KiB, concurrency 16: cold with the cache on, cache off, a warm rerun and a revalidating one, in turn"
+"$bin" run "$work/stale.yaml" 2>/dev/null  # the revalidating rerun's stored responses
+stale_before="$(wc -l < "$work/nginx/stale.log")"
 # In turn, round after round (bench/interleave.py): on a shared VM whose speed drifts, hyperfine's
 # all-of-one-then-the-other let the drift decide the ratio.
 before="$(wc -l < "$work/nginx/fresh.log")"
 python3 bench/interleave.py "$runs" "$results/cache-runs.json" \
   "cold, cache on" "$verify; rm -rf $work/out $work/state-on" "$bin run $work/on.yaml" \
   "cold, cache off" "$verify; rm -rf $work/out $work/state-off" "$bin run $work/off.yaml" \
-  "warm, cache on" "$verify; rm -rf $work/out" "$bin run $work/on.yaml"
+  "warm, cache on" "$verify; rm -rf $work/out" "$bin run $work/on.yaml" \
+  "rerun, revalidated (304)" "$verify; rm -rf $work/out" "$bin run $work/stale.yaml"
 after="$(wc -l < "$work/nginx/fresh.log")"
+# Every job of every revalidating rerun sent one conditional request, answered 304.
+tail -n +"$((stale_before + 1))" "$work/nginx/stale.log" | awk '{n++; s[$9]++} END {printf "revalidating reruns: %d requests,", n; for (k in s) printf " %d answered %s", s[k], k; print ""}' \
+  | tee "$results/cache-revalidated-requests.txt"
 # Each round's two cold runs send 2,000 requests each; the warm runs must send none.
 sent=$((after - before)); cold=$((4000 * (runs + 1)))
 echo "requests sent by the $((runs + 1)) warm runs: $((sent - cold)) (all runs: $sent, the cold runs' 2 × 2,000 a round: $cold)" \
