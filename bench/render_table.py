@@ -5,7 +5,8 @@ usage: render_table.py RESULTS_DIR
 
 Reads RESULTS_DIR/<scenario>.json (hyperfine --export-json), rss.tsv and machine.tsv. Times are the
 medians of hyperfine's runs; ratios are to curl's median in the same run; "target" is issue #18's
-(which tightened issue #5's 1.2 for the 1 KiB files to 1.0).
+(which tightened issue #5's 1.2 for the 1 KiB files to 1.0). CPU is user + system time a run,
+hyperfine's means, against curl's in the same run (issue #18: at or below curl's).
 """
 import csv
 import json
@@ -30,6 +31,15 @@ def medians(name):
         return {}
     with open(path) as f:
         return {r["command"]: r["median"] for r in json.load(f)["results"]}
+
+
+def cpu(name):
+    """User + system seconds a run, by command (hyperfine's means)."""
+    path = os.path.join(results, f"{name}.json")
+    if not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        return {r["command"]: r["user"] + r["system"] for r in json.load(f)["results"] if "user" in r and "system" in r}
 
 
 def ms(seconds):
@@ -63,6 +73,22 @@ for name, title, target in SCENARIOS:
     verdict = "met" if ratio <= target else "missed"
     floor = f"{ms(m[FLOOR])} ({m[FLOOR] / curl:.2f}×)" if FLOOR in m else ""
     print(f"| {title} | " + " | ".join(cells) + f" | **{ratio:.2f}** | ≤ {target:.1f} ({verdict}) | {floor} |")
+cpu_rows = []
+for name, title, _ in SCENARIOS:
+    c = cpu(name)
+    if "curl" in c and "fetchctl" in c:
+        ratio = c["fetchctl"] / c["curl"]
+        floor = f"{ms(c[FLOOR])} ({c[FLOOR] / c['curl']:.2f}×)" if FLOOR in c else ""
+        cpu_rows.append(f"| {title} | {ms(c['curl'])} | {ms(c['fetchctl'])} | **{ratio:.2f}** | "
+                        f"≤ 1.0 ({'met' if ratio <= 1.0 else 'missed'}) | {floor} |")
+if cpu_rows:
+    print()
+    print("CPU a run (user + system, hyperfine's means over the runs); issue #18's target: fetchctl's at or below curl's:")
+    print()
+    print("| scenario | curl | fetchctl | fetchctl ÷ curl | target | AsyncHTTPClient alone |")
+    print("|---|---:|---:|---:|---|---:|")
+    print("\n".join(cpu_rows))
+
 m = medians("config")
 if m:
     print(f"| 4. 5,000-job file (2,000 routes) | | | | validate {ms(m['fetchctl validate'])}, "
