@@ -25,21 +25,22 @@ RSS_ROWS = [("1g", "1 GiB download"), ("4g", "4 GiB download"),
             ("small16k", "2,000 × 16 KiB"), ("small1k", "20,000 × 1 KiB")]
 
 
-def medians(name):
+def runs(name):
+    """hyperfine's results for a scenario, by command; empty when it was not run."""
     path = os.path.join(results, f"{name}.json")
     if not os.path.exists(path):
         return {}
     with open(path) as f:
-        return {r["command"]: r["median"] for r in json.load(f)["results"]}
+        return {r["command"]: r for r in json.load(f)["results"]}
+
+
+def medians(name):
+    return {command: r["median"] for command, r in runs(name).items()}
 
 
 def cpu(name):
     """User + system seconds a run, by command (hyperfine's means)."""
-    path = os.path.join(results, f"{name}.json")
-    if not os.path.exists(path):
-        return {}
-    with open(path) as f:
-        return {r["command"]: r["user"] + r["system"] for r in json.load(f)["results"] if "user" in r and "system" in r}
+    return {command: r["user"] + r["system"] for command, r in runs(name).items() if "user" in r and "system" in r}
 
 
 def ms(seconds):

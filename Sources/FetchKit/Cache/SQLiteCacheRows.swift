@@ -123,8 +123,8 @@ enum SQLiteCacheRows {
         return replaced
     }
 
-    /// Writes stored responses' new headers and freshness (`SQLiteResponseCache.update`, batched)
-    /// in the caller's transaction. A row whose body changed since the entry was read (a newer
+    /// Writes stored responses' new headers and freshness (`SQLiteResponseCache.update`, batched or
+    /// one at a time) in the caller's transaction. A row whose body changed since the entry was read (a newer
     /// response stored for the URL) is left as it is.
     static func update(_ updates: [SQLiteResponseCache.PendingUpdate], in db: Database) throws {
         guard !updates.isEmpty else { return }

@@ -322,7 +322,7 @@ extension SQLiteResponseCache {
         }
     }
 
-    /// A stored response's new headers and freshness (`update`), for the next batch write.
+    /// A stored response's new headers and freshness (`update`), as the index row takes them.
     final class PendingUpdate: @unchecked Sendable {
         let id: Int64
         /// `urlHash` of the entry's URL, for `uncommitted`.

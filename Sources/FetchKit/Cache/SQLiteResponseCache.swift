@@ -309,18 +309,10 @@ public final class SQLiteResponseCache: ResponseCache {
     }
 
     public func update(_ entry: CachedResponse) async {
-        let headers = Self.encode(entry.headers)
-        if batchesStores { return commit(PendingUpdate(entry, headers: headers)) }
+        let update = PendingUpdate(entry, headers: Self.encode(entry.headers))
+        if batchesStores { return commit(update) }
         do {
-            try await write { db in
-                // Only while the row still holds the body these headers describe (another job may have
-                // stored a newer response for the same URL meanwhile).
-                try db.execute(sql: """
-                    UPDATE responses SET headers = ?, status = ?, request_time = ?, response_time = ?, invalidated = ?, ttl = ?
-                    WHERE id = ? AND (? = '' OR body = ?)
-                    """, arguments: [headers, entry.status, entry.requestTime.timeIntervalSince1970, entry.responseTime.timeIntervalSince1970,
-                                     entry.invalidated, entry.ttl, entry.id, entry.storageName, entry.storageName])
-            }
+            try await write { db in try SQLiteCacheRows.update([update], in: db) }
         } catch {
             report(indexPath, "cannot update a stored response: \(error)")
         }

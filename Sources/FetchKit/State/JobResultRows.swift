@@ -65,7 +65,7 @@ enum JobResultRows {
             SQLiteC.bind(result.error?.message ?? result.reason, to: statement, at: index + 7)
             sqlite3_bind_int64(statement, index + 8, result.duration.milliseconds)
             sqlite3_bind_double(statement, index + 9, row.date.timeIntervalSince1970)
-            index += 10
+            index += Int32(columns.count)
         }
         let code = sqlite3_step(statement)
         guard code == SQLITE_DONE else { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: db.lastErrorMessage, sql: "INSERT INTO job_results") }
