@@ -115,9 +115,12 @@ enum ConnectionOpener {
         let underlying: any Error
     }
 
+    /// NIO's response decoder and the exchange handler; no encoder or validator (requests are
+    /// written as bytes: `HTTP1RequestEncoding`).
     private static func addHTTP1(to channel: Channel) throws -> HTTP1ExchangeHandler {
-        let handler = HTTP1ExchangeHandler()
-        try channel.pipeline.syncOperations.addHTTPClientHandlers()
+        let decoder = HTTPResponseDecoder(leftOverBytesStrategy: .dropBytes)
+        let handler = HTTP1ExchangeHandler(decoder: decoder)
+        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(ResponseDecoding(decoder: decoder)))
         try channel.pipeline.syncOperations.addHandler(handler)
         return handler
     }

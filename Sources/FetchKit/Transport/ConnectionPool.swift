@@ -9,10 +9,10 @@ protocol PooledConnection: AnyObject, Sendable {
     var key: ConnectionPool.Key { get }
     /// Serves many exchanges at once (HTTP/2): shared, never given back or waited for.
     var isMultiplexed: Bool { get }
-    /// Sends `head` (and `body`) and delivers the response to the callbacks; `completion` gets the
-    /// body's byte count and whether the connection may take another request, or the error. Call
-    /// it on the event loop. Returns an id for `cancel`.
-    func execute(_ head: HTTPRequestHead, body: ByteBuffer?, deadlines: ExchangeDeadlines,
+    /// Sends `request` (in the form `isMultiplexed` says) and delivers the response to the
+    /// callbacks; `completion` gets the body's byte count and whether the connection may take
+    /// another request, or the error. Call it on the event loop. Returns an id for `cancel`.
+    func execute(_ request: RequestMessage, deadlines: ExchangeDeadlines,
                  onHead: @escaping @Sendable (TransportResponseHead) throws -> Void,
                  onChunk: @escaping @Sendable (ByteBuffer) throws -> Void,
                  completion: @escaping @Sendable (Result<ExchangeFinished, Error>) -> Void) -> UInt64
@@ -23,6 +23,14 @@ protocol PooledConnection: AnyObject, Sendable {
 
 extension PooledConnection {
     var eventLoop: EventLoop { channel.eventLoop }
+}
+
+/// A request as a connection sends it: HTTP/1.1's bytes, head and body encoded once
+/// (`HTTP1RequestEncoding`), with the method the response decoder needs; or the head and body an
+/// HTTP/2 stream frames.
+enum RequestMessage {
+    case http1(bytes: ByteBuffer, isHead: Bool)
+    case http2(head: HTTPRequestHead, body: ByteBuffer?)
 }
 
 /// `NIOTransport`'s connections, by host, port and TLS settings. HTTP/1.1: at most `perHost` open

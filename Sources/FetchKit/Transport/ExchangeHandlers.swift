@@ -38,8 +38,8 @@ enum HTTP1Framing {
     }
 }
 
-/// Runs one exchange after another on a channel: an HTTP/1.1 connection, whose parts NIO's HTTP/1
-/// encoder and decoder make (`HTTP1ExchangeHandler`), or one HTTP/2 stream, whose frames its
+/// Runs one exchange after another on a channel: an HTTP/1.1 connection, whose request is written
+/// as bytes and whose response NIO's HTTP/1 decoder reads (`HTTP1ExchangeHandler`), or one HTTP/2 stream, whose frames its
 /// connection reads and writes straight (`HTTP2Connection`, a core per stream). The request is
 /// written at once; the head and every body chunk go to the session's callbacks as they are read;
 /// the read, total and outage deadlines are checked by a timer on the same loop. The framing is
@@ -254,40 +254,6 @@ final class ExchangeCore: @unchecked Sendable {
             arm(after: delay)
         }
     }
-}
-
-/// `ExchangeCore` on an HTTP/1.1 connection, behind NIO's HTTP/1 encoder and decoder.
-final class HTTP1ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler, @unchecked Sendable {
-    typealias InboundIn = HTTPClientResponsePart
-    typealias OutboundOut = HTTPClientRequestPart
-
-    let core = ExchangeCore()
-
-    func handlerAdded(context: ChannelHandlerContext) { core.added(context) }
-    func handlerRemoved(context: ChannelHandlerContext) { core.removed() }
-
-    func start(_ head: HTTPRequestHead, body: ByteBuffer?, exchange: ExchangeCore.Exchange) -> UInt64 {
-        guard let (id, context) = core.begin(exchange) else { return core.currentID }
-        context.write(wrapOutboundOut(.head(head)), promise: nil)
-        if let body { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
-        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-        core.sent()
-        return id
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let part = unwrapInboundIn(data)
-        core.read { _ in HTTP1Framing.response(part) }
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        core.inactive()
-        context.fireChannelInactive()
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: Error) { core.caught(error, context: context) }
-
-    func cancel(_ id: UInt64, with error: Error) { core.cancel(id, with: error) }
 }
 
 extension TransportResponseHead {

@@ -54,7 +54,7 @@ final class HTTP2Connection: ChannelInboundHandler, PooledConnection, @unchecked
     /// Opens a stream and runs the exchange on it; `completion` gets the body's byte count, or the
     /// error. Call it on the event loop. Returns an id for `cancel`. A connection that has gone
     /// away fails the exchange as refused: it was never sent, and goes again on a new connection.
-    func execute(_ head: HTTPRequestHead, body: ByteBuffer?, deadlines: ExchangeDeadlines,
+    func execute(_ request: RequestMessage, deadlines: ExchangeDeadlines,
                  onHead: @escaping @Sendable (TransportResponseHead) throws -> Void,
                  onChunk: @escaping @Sendable (ByteBuffer) throws -> Void,
                  completion: @escaping @Sendable (Result<ExchangeFinished, Error>) -> Void) -> UInt64 {
@@ -63,7 +63,7 @@ final class HTTP2Connection: ChannelInboundHandler, PooledConnection, @unchecked
             goneAway = true  // no stream id left: a new connection takes over
             onGoAway()
         }
-        guard !goneAway, let context else {
+        guard !goneAway, let context, case .http2(let head, let body) = request else {
             completion(.failure(TransportFailure(underlying: goneAway ? HTTP2StreamReset(code: .refusedStream) : ConnectionClosed(),
                                                  afterHead: false)))
             return 0

@@ -97,8 +97,11 @@ public final class NIOTransport: HTTPTransport {
             _ = try pool.tlsContexts.security(for: options.tls, url: url)
             target.key.tls = options.tls
         }
-        let head = Self.requestHead(request, target: target)
-        let body = Self.body(request)
+        // HTTP/1.1's bytes, made before a connection is taken when the scheme says the protocol
+        // (a request HTTP/1.1 can't carry then fails with no connection touched); over https the
+        // connection's protocol decides which form is made.
+        var http1 = target.isSecure ? nil : try HTTP1RequestEncoding.encode(request, target: target, url: url)
+        var http2: RequestMessage?
         let eventLoop = MultiThreadedEventLoopGroup.singleton.any()
         // A kept-alive connection the server closed a moment ago fails before any response: the
         // request goes again on a new connection, once, when it is idempotent (as curl and
@@ -115,8 +118,22 @@ public final class NIOTransport: HTTPTransport {
             } catch {
                 throw await Self.explained(error, target: target, tls: options.tls, url: url)
             }
+            let message: RequestMessage
+            if lease.connection.isMultiplexed {
+                message = http2 ?? .http2(head: Self.requestHead(request, target: target), body: Self.body(request))
+                http2 = message
+            } else {
+                do {
+                    let bytes = try http1 ?? HTTP1RequestEncoding.encode(request, target: target, url: url)
+                    http1 = bytes
+                    message = .http1(bytes: bytes, isHead: request.method == .head)
+                } catch {
+                    pool.release(lease.connection)  // never used: as good as it was
+                    throw error
+                }
+            }
             do {
-                let finished = try await exchange(head, body: body, on: lease.connection, home: eventLoop,
+                let finished = try await exchange(message, on: lease.connection, home: eventLoop,
                                                   deadlines: ExchangeDeadlines(timeouts: options.timeouts, url: url, networkWaiter: options.networkWaiter),
                                                   onHead: onHead, onChunk: onChunk)
                 if let expected = finished.expectedLength, finished.received < expected, request.method != .head, finished.status != 304 {
@@ -144,7 +161,7 @@ public final class NIOTransport: HTTPTransport {
     /// this every job's own work after its response (the file's rename, the records) would pile up
     /// on that loop while the other stayed idle. A small response's callbacks run at home too
     /// (`HomeRelay`).
-    private func exchange(_ head: HTTPRequestHead, body: ByteBuffer?, on connection: any PooledConnection, home: EventLoop, deadlines: ExchangeDeadlines,
+    private func exchange(_ message: RequestMessage, on connection: any PooledConnection, home: EventLoop, deadlines: ExchangeDeadlines,
                           onHead: @escaping @Sendable (TransportResponseHead) throws -> Void,
                           onChunk: @escaping @Sendable (ByteBuffer) throws -> Void) async throws -> ExchangeFinished {
         // The exchange's id once started, and whether the task was cancelled: a cancellation that
@@ -170,13 +187,13 @@ public final class NIOTransport: HTTPTransport {
                     if resumesAtHome {
                         // A small response's file is written at home too (`HomeRelay`).
                         let relay = HomeRelay(home: home, cancel: cancelExchange)
-                        let id = connection.execute(head, body: body, deadlines: deadlines, onHead: relay.head(onHead), onChunk: relay.chunk(onChunk)) { result in
+                        let id = connection.execute(message, deadlines: deadlines, onHead: relay.head(onHead), onChunk: relay.chunk(onChunk)) { result in
                             relay.finish(result) { continuation.resume(with: $0) }
                         }
                         control.withLock { $0.id = id }
                         return
                     }
-                    let id = connection.execute(head, body: body, deadlines: deadlines, onHead: onHead, onChunk: onChunk) { result in
+                    let id = connection.execute(message, deadlines: deadlines, onHead: onHead, onChunk: onChunk) { result in
                         // An HTTP/2 stream ends with its exchange; the connection stays shared.
                         if case .success(let finished) = result, !connection.isMultiplexed {
                             if finished.keepAlive { pool.release(connection) } else { connection.close() }
@@ -258,8 +275,8 @@ public final class NIOTransport: HTTPTransport {
                       hostField: port == defaultPort ? bracketed : "\(bracketed):\(port)", path: path)
     }
 
-    /// The request head: the request's own fields, with `Host` and the body's `Content-Length`
-    /// added where it has none.
+    /// The request head for an HTTP/2 stream: the request's own fields, with `Host` and the body's
+    /// `Content-Length` added where it has none (HTTP/1.1's bytes: `HTTP1RequestEncoding`).
     static func requestHead(_ request: BuiltRequest, target: Target) -> HTTPRequestHead {
         var headers = NIOHTTP1.HTTPHeaders()
         headers.reserveCapacity(request.headers.count + 2)
