@@ -202,10 +202,13 @@ extension SQLiteResponseCache {
     private func settle(_ written: Written) {
         if written.rows.isEmpty && written.updates.isEmpty { return }
         state.withLock { s in
-            for hash in written.rows.map(\.urlHash) + written.updates.map(\.urlHash) {
-                s.uncommitted[hash, default: 1] -= 1
-                if s.uncommitted[hash] == 0 { s.uncommitted[hash] = nil }
+            // One lookup a hash, with no array of them made first.
+            func settle(_ hash: UInt64) {
+                guard let index = s.uncommitted.index(forKey: hash) else { return }
+                if s.uncommitted.values[index] > 1 { s.uncommitted.values[index] -= 1 } else { s.uncommitted.remove(at: index) }
             }
+            for row in written.rows { settle(row.urlHash) }
+            for update in written.updates { settle(update.urlHash) }
         }
     }
 

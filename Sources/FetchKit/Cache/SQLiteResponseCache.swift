@@ -70,6 +70,8 @@ public final class SQLiteResponseCache: ResponseCache {
         var deferred: [PendingRow] = []
         /// Output directories known to be (or not) on the cache's file system.
         var sameFileSystem: [String: Bool] = [:]
+        /// The last of them asked about.
+        var lastDirectory: (path: String, same: Bool)?
         /// The timer that commits a batch `commitInterval` after its first row: what a `kill -9`
         /// can lose (tests lengthen it to see the open transaction).
         var flushTimer: Task<Void, Never>?
@@ -261,9 +263,19 @@ public final class SQLiteResponseCache: ResponseCache {
     /// Whether `destination`'s directory (or its nearest existing ancestor) is on the cache's file
     /// system; remembered per directory for the cache's lifetime.
     private func onThisFileSystem(_ destination: String) -> Bool {
-        let slash = destination.utf8.lastIndex(of: UInt8(ascii: "/")) ?? destination.utf8.startIndex
-        let directory = String(Substring(destination.utf8[..<slash]))
-        if let known = state.withLock({ $0.sameFileSystem[directory] }) { return known }
+        let slash = UTF8Text.lastOffset(of: UInt8(ascii: "/"), in: destination) ?? 0
+        // A batch saves into one directory, or a few: the last one asked about is compared in
+        // place, with no string made and none hashed (every stored response asks).
+        if let known = state.withLock({ s -> Bool? in
+            guard let last = s.lastDirectory, UTF8Text.prefix(of: destination, count: slash, equals: last.path) else { return nil }
+            return last.same
+        }) { return known }
+        let directory = String(Substring(destination.utf8.prefix(slash)))
+        if let known = state.withLock({ s -> Bool? in
+            let known = s.sameFileSystem[directory]
+            if let known { s.lastDirectory = (directory, known) }
+            return known
+        }) { return known }
         var cache = stat(), info = stat()
         guard fstat(directoryDescriptor, &cache) == 0 else { return false }
         var existing = directory
@@ -272,7 +284,10 @@ public final class SQLiteResponseCache: ResponseCache {
             if existing == "/" { break }
         }
         let same = !existing.isEmpty && stat(existing, &info) == 0 && info.st_dev == cache.st_dev
-        state.withLock { $0.sameFileSystem[directory] = same }
+        state.withLock { s in
+            s.sameFileSystem[directory] = same
+            s.lastDirectory = (directory, same)
+        }
         return same
     }
 

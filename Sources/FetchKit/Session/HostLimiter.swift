@@ -126,6 +126,8 @@ final class RateLimiter: Sendable {
     /// Returns when the next request to `host` may start, with the instant it was granted.
     @discardableResult
     func acquire(_ host: String) async throws -> ContinuousClock.Instant {
+        // No `rate_limits` (most runs): nothing to look up or lower-case.
+        if intervals.isEmpty { return .now }
         let key = host.lowercased()
         guard let interval = intervals[key] else { return .now }
         while true {

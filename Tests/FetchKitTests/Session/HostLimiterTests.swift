@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import FetchKit
 
@@ -59,5 +60,19 @@ import Testing
         // A free slot is taken even by a cancelled task: waiting is what cancellation interrupts.
         limiter.release("h")
         #expect(limiter.inFlight("h") == 0)
+    }
+
+    /// The host a request counts against is Foundation's `host`, lower-cased, however the URL is
+    /// written: the fast reading of the URL's text must agree with it wherever it answers.
+    @Test func theHostKeyIsFoundationsHostLowerCased() throws {
+        let urls = [
+            "http://127.0.0.1:8080/a", "https://Example.ORG/x?y=1", "http://example.org", "http://example.org?q", "http://example.org#f",
+            "https://user:pw@Example.org:8443/p", "http://user@example.org/", "http://[::1]:8080/", "http://[FE80::1]/",
+            "http://ex%41mple.org/", "http://例え.jp/", "HTTP://HOST.example:80/", "http://h:1/a:b@c",
+        ]
+        for text in urls {
+            let url = try #require(URL(string: text), "\(text)")
+            #expect(Session.hostKey(of: url) == (url.host?.lowercased() ?? ""), "\(text)")
+        }
     }
 }
