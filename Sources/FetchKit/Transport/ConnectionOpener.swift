@@ -115,12 +115,10 @@ enum ConnectionOpener {
         let underlying: any Error
     }
 
-    /// NIO's response decoder and the exchange handler; no encoder or validator (requests are
-    /// written as bytes: `HTTP1RequestEncoding`).
+    /// The exchange handler alone: it writes requests as bytes (`HTTP1RequestEncoding`) and reads
+    /// responses from bytes (`HTTP1ResponseParser`).
     private static func addHTTP1(to channel: Channel) throws -> HTTP1ExchangeHandler {
-        let decoder = HTTPResponseDecoder(leftOverBytesStrategy: .dropBytes)
-        let handler = HTTP1ExchangeHandler(decoder: decoder)
-        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(ResponseDecoding(decoder: decoder)))
+        let handler = HTTP1ExchangeHandler()
         try channel.pipeline.syncOperations.addHandler(handler)
         return handler
     }

@@ -22,24 +22,8 @@ struct ResponseParts {
     var end = false
 }
 
-/// What HTTP/1.1's response parts, as NIO's decoder makes them, carry.
-enum HTTP1Framing {
-    static func response(_ part: HTTPClientResponsePart) -> ResponseParts {
-        switch part {
-        case .head(let head):
-            // An interim response (100 Continue, 103 Early Hints): the final one follows.
-            if (100..<200).contains(head.status.code), head.status.code != 101 { return ResponseParts() }
-            return ResponseParts(head: TransportResponseHead(head), keepAlive: head.isKeepAlive)
-        case .body(let buffer):
-            return ResponseParts(body: buffer)
-        case .end:
-            return ResponseParts(end: true)
-        }
-    }
-}
-
 /// Runs one exchange after another on a channel: an HTTP/1.1 connection, whose request is written
-/// as bytes and whose response NIO's HTTP/1 decoder reads (`HTTP1ExchangeHandler`), or one HTTP/2 stream, whose frames its
+/// and whose response is read as bytes (`HTTP1ExchangeHandler`), or one HTTP/2 stream, whose frames its
 /// connection reads and writes straight (`HTTP2Connection`, a core per stream). The request is
 /// written at once; the head and every body chunk go to the session's callbacks as they are read;
 /// the read, total and outage deadlines are checked by a timer on the same loop. The framing is
@@ -122,6 +106,9 @@ final class ExchangeCore: @unchecked Sendable {
     /// The id the last `begin` gave.
     var currentID: UInt64 { lastID }
 
+    /// An exchange is under way (its response is still to come, or coming).
+    var isExchanging: Bool { exchange != nil }
+
     /// The current exchange's request is written without a promise: a write that fails closes
     /// the channel (NIO fails the exchange through `inactive`), and what NIO refuses comes back as
     /// an error (`caught` on HTTP/1.1; over HTTP/2 the connection fails the stream's core). Its
@@ -148,6 +135,8 @@ final class ExchangeCore: @unchecked Sendable {
             exchange!.expectedLength = head.expectedLength
             run { try $0.onHead(head) }
         }
+        // Bytes after the response's end leave the connection out of step: not used again.
+        if !parts.keepAlive { exchange?.keepAlive = false }
         if let buffer = parts.body, exchange != nil {
             exchange!.received += Int64(buffer.readableBytes)
             run { try $0.onChunk(buffer) }
@@ -257,7 +246,7 @@ final class ExchangeCore: @unchecked Sendable {
 }
 
 extension TransportResponseHead {
-    /// The head as SwiftNIO decoded it, for both transports: every field in order, `Content-Length`
+    /// The head as SwiftNIO decoded it (AsyncHTTPClient's responses): every field in order, `Content-Length`
     /// read once, the version as "1.0", "1.1" or "2".
     init(_ head: HTTPResponseHead) {
         var headers = HTTPHeaders()

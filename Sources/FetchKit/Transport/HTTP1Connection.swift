@@ -1,5 +1,4 @@
 import NIOCore
-import NIOHTTP1
 
 /// One keep-alive HTTP/1.1 connection of `NIOTransport`, running one exchange at a time. All of
 /// its state lives on the channel's event loop: the request is written, the head and every body
@@ -45,44 +44,41 @@ final class HTTP1Connection: PooledConnection, @unchecked Sendable {
 }
 
 /// `ExchangeCore` on an HTTP/1.1 connection: writes each request as the bytes
-/// `HTTP1RequestEncoding` made and reads the response parts NIO's decoder makes of what comes back.
-/// The pipeline has no encoder or header validator (the encoding did their work), and the decoder
-/// is told each request's method by this handler instead of watching the writes go by
-/// (`ResponseDecoding`): a request passes no handler on its way to the socket but TLS.
+/// `HTTP1RequestEncoding` made and reads its response from the bytes that come back
+/// (`HTTP1ResponseParser`). It is the only handler on the connection but TLS: a request goes
+/// straight to the socket, and the response's bytes come straight from it.
 final class HTTP1ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler, @unchecked Sendable {
-    typealias InboundIn = HTTPClientResponsePart
+    typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
     let core = ExchangeCore()
-    private let decoder: HTTPResponseDecoder
-
-    /// The heads the decoder is told of: it reads only the method, to know that the response to a
-    /// `HEAD` has no body whatever its fields say. Made once, not per request.
-    private static let headRequest = HTTPRequestHead(version: .http1_1, method: .HEAD, uri: "/")
-    private static let otherRequest = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/")
-
-    /// - Parameter decoder: the decoder in this channel's pipeline (in `ResponseDecoding`).
-    init(decoder: HTTPResponseDecoder) {
-        self.decoder = decoder
-    }
+    private var parser = HTTP1ResponseParser()
 
     func handlerAdded(context: ChannelHandlerContext) { core.added(context) }
     func handlerRemoved(context: ChannelHandlerContext) { core.removed() }
 
     func start(_ bytes: ByteBuffer, isHead: Bool, exchange: ExchangeCore.Exchange) -> UInt64 {
         guard let (id, context) = core.begin(exchange) else { return core.currentID }
-        decoder.write(data: .head(isHead ? Self.headRequest : Self.otherRequest))
+        parser.expectResponse(toHead: isHead)
         context.writeAndFlush(wrapOutboundOut(bytes), promise: nil)
         core.sent()
         return id
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let part = unwrapInboundIn(data)
-        core.read { _ in HTTP1Framing.response(part) }
+        var buffer = unwrapInboundIn(data)
+        guard core.isExchanging else {
+            // Bytes no request asked for (or the rest of a failed exchange's response): the
+            // connection is out of step with its requests, and is not used again.
+            context.close(promise: nil)
+            return
+        }
+        core.read { _ in try parser.read(&buffer) }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        // A body delimited by the close is complete now; anything else cut short fails.
+        if let end = parser.closed() { core.read { _ in end } }
         core.inactive()
         context.fireChannelInactive()
     }
@@ -90,27 +86,6 @@ final class HTTP1ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler
     func errorCaught(context: ChannelHandlerContext, error: Error) { core.caught(error, context: context) }
 
     func cancel(_ id: UInt64, with error: Error) { core.cancel(id, with: error) }
-}
-
-/// NIO's HTTP/1 response decoder, in a `ByteToMessageHandler` that does not watch the channel's
-/// writes: `HTTPResponseDecoder` itself is a write-observing decoder, and its handler then sat on
-/// the outbound path too, unwrapping every request part with a dynamic cast to note the method.
-/// `HTTP1ExchangeHandler` tells the decoder (a class, shared) each request's method instead.
-struct ResponseDecoding: ByteToMessageDecoder {
-    typealias InboundOut = HTTPClientResponsePart
-
-    let decoder: HTTPResponseDecoder
-
-    func decoderAdded(context: ChannelHandlerContext) { decoder.decoderAdded(context: context) }
-    func decoderRemoved(context: ChannelHandlerContext) { decoder.decoderRemoved(context: context) }
-
-    func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
-        try decoder.decode(context: context, buffer: &buffer)
-    }
-
-    func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
-        try decoder.decodeLast(context: context, buffer: &buffer, seenEOF: seenEOF)
-    }
 }
 
 /// A transport failure, as opposed to an error the session's callbacks threw: classified by

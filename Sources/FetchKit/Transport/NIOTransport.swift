@@ -346,7 +346,7 @@ public final class NIOTransport: HTTPTransport {
             refused.isNetworkDown = AsyncHTTPClientTransport.isNetworkDown(connect)
             return refused
         }
-        if error is HTTPParserError {
+        if error is HTTPParserError || error is HTTP1ResponseParser.Failure {
             return afterHead ? FetchError(.truncated, "the response broke off: \(error)", url: url)
                 : FetchError(.connection, "the server's response is not valid HTTP/1.1: \(error)", url: url)
         }
