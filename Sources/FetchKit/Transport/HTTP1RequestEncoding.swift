@@ -112,7 +112,8 @@ enum HTTP1RequestEncoding {
         return text.withUTF8 { bytes in !bytes.isEmpty && bytes.allSatisfy { targetBytes[Int($0)] } }
     }
 
-    private static let tokenBytes: [Bool] = (0..<256).map { byte in
+    /// Which bytes are `tchar`s (RFC 9110 §5.6.2), by value: for field names both ways.
+    static let tokenBytes: [Bool] = (0..<256).map { byte in
         switch UInt8(byte) {
         case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"): true
         default: "!#$%&'*+-.^_`|~".utf8.contains(UInt8(byte))

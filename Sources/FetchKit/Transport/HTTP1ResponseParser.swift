@@ -244,7 +244,7 @@ struct HTTP1ResponseParser {
             guard bytes[start] != UInt8(ascii: " "), bytes[start] != UInt8(ascii: "\t") else { throw Failure(description: "a header field is folded over two lines") }
             var colon = start
             while colon < bytes.count, bytes[colon] != UInt8(ascii: ":"), bytes[colon] != UInt8(ascii: "\r") {
-                guard tokenBytes[Int(bytes[colon])] else { throw Failure(description: "a header field name is not a token") }
+                guard HTTP1RequestEncoding.tokenBytes[Int(bytes[colon])] else { throw Failure(description: "a header field name is not a token") }
                 colon += 1
             }
             guard bytes[colon] == UInt8(ascii: ":"), colon > start else { throw Failure(description: "a header line has no field name and colon") }
@@ -345,12 +345,5 @@ struct HTTP1ResponseParser {
         let other = lowercase.utf8Start
         for index in 0..<bytes.count where bytes[index] | 0x20 != other[index] { return false }
         return true
-    }
-
-    private static let tokenBytes: [Bool] = (0..<256).map { byte in
-        switch UInt8(byte) {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"): true
-        default: "!#$%&'*+-.^_`|~".utf8.contains(UInt8(byte))
-        }
     }
 }
