@@ -95,7 +95,8 @@ enum HTTP1RequestEncoding {
     /// `tchar`s only, at least one (RFC 9110 §5.6.2).
     static func isToken(_ text: String) -> Bool {
         var text = text
-        return text.withUTF8 { bytes in !bytes.isEmpty && bytes.allSatisfy { tokenBytes[Int($0)] } }
+        let table = tokenBytes  // once, not through its accessor for every byte
+        return text.withUTF8 { bytes in !bytes.isEmpty && bytes.allSatisfy { table[Int($0)] } }
     }
 
     /// No control character but horizontal tab (RFC 9110 §5.5: CR, LF and NUL are dangerous, and
@@ -109,7 +110,8 @@ enum HTTP1RequestEncoding {
     /// `-._~`, `:/?#[]@`, `!$&'()*+,;=` and `%` (what NIO's validator allowed).
     static func isRequestTarget(_ text: String) -> Bool {
         var text = text
-        return text.withUTF8 { bytes in !bytes.isEmpty && bytes.allSatisfy { targetBytes[Int($0)] } }
+        let table = targetBytes
+        return text.withUTF8 { bytes in !bytes.isEmpty && bytes.allSatisfy { table[Int($0)] } }
     }
 
     /// Which bytes are `tchar`s (RFC 9110 §5.6.2), by value: for field names both ways.

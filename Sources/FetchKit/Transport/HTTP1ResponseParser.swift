@@ -1,4 +1,7 @@
 import NIOCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Reads HTTP/1.1 responses from a connection's bytes (RFC 9112) for `HTTP1ExchangeHandler`: the
 /// head straight into a `TransportResponseHead`, the body as slices of the buffers read.
@@ -74,7 +77,7 @@ struct HTTP1ResponseParser {
                 parts.keepAlive = false
                 keepAlive = false
             case .head:
-                guard let line = try takeThrough(terminator: Self.blankLine, from: &buffer, limit: Self.maximumHeadSize, what: "response head") else {
+                guard let line = try takeThrough(terminator: "\r\n\r\n", from: &buffer, limit: Self.maximumHeadSize, what: "response head") else {
                     return parts
                 }
                 try startBody(parsingHead: line, into: &parts)
@@ -83,7 +86,7 @@ struct HTTP1ResponseParser {
                 append(buffer.readSlice(length: count)!, to: &parts)
                 if remaining - Int64(count) == 0 { end(&parts) } else { state = .fixed(remaining: remaining - Int64(count)) }
             case .chunkSize:
-                guard let line = try takeThrough(terminator: Self.lineEnd, from: &buffer, limit: 4096, what: "chunk size") else { return parts }
+                guard let line = try takeThrough(terminator: "\r\n", from: &buffer, limit: 4096, what: "chunk size") else { return parts }
                 let size = try Self.chunkSize(line)
                 state = size == 0 ? .trailers : .chunkData(remaining: size)
             case .chunkData(let remaining):
@@ -102,7 +105,7 @@ struct HTTP1ResponseParser {
                     continue
                 }
                 pending.writeStaticString(pending.readableBytes == 0 ? "\r\n" : "")  // so that no trailers ends in a blank line too
-                guard try takeThrough(terminator: Self.blankLine, from: &buffer, limit: Self.maximumHeadSize, what: "trailer section") != nil else { return parts }
+                guard try takeThrough(terminator: "\r\n\r\n", from: &buffer, limit: Self.maximumHeadSize, what: "trailer section") != nil else { return parts }
                 end(&parts)
             case .untilClose:
                 append(buffer.readSlice(length: buffer.readableBytes)!, to: &parts)
@@ -119,17 +122,14 @@ struct HTTP1ResponseParser {
         return ResponseParts(end: true)
     }
 
-    private static let blankLine: [UInt8] = Array("\r\n\r\n".utf8)
-    private static let lineEnd: [UInt8] = Array("\r\n".utf8)
-
     /// The bytes up to and including `terminator`, from what is pending and `buffer`; nil (with
     /// everything kept in `pending`) until it has come.
-    private mutating func takeThrough(terminator: [UInt8], from buffer: inout ByteBuffer, limit: Int, what: String) throws -> ByteBuffer? {
+    private mutating func takeThrough(terminator: StaticString, from buffer: inout ByteBuffer, limit: Int, what: String) throws -> ByteBuffer? {
         if pending.readableBytes == 0, let end = Self.find(terminator, in: buffer, from: 0) {
             return buffer.readSlice(length: end)!
         }
         // Look again only where the terminator could now end: from just before the new bytes.
-        let searchFrom = max(0, pending.readableBytes - terminator.count + 1)
+        let searchFrom = max(0, pending.readableBytes - terminator.utf8CodeUnitCount + 1)
         pending.writeBuffer(&buffer)
         guard let end = Self.find(terminator, in: pending, from: searchFrom) else {
             if pending.readableBytes > limit { throw Failure(description: "the \(what) is larger than \(limit / 1024) KiB") }
@@ -143,20 +143,17 @@ struct HTTP1ResponseParser {
     }
 
     /// The length up to and including the first `terminator` at or after `start`, or nil.
-    private static func find(_ terminator: [UInt8], in buffer: ByteBuffer, from start: Int) -> Int? {
+    private static func find(_ terminator: StaticString, in buffer: ByteBuffer, from start: Int) -> Int? {
         buffer.withUnsafeReadableBytes { bytes in
-            let last = terminator.count - 1
-            var index = start + last
-            while index < bytes.count {
-                if bytes[index] == terminator[last] {
-                    var match = true
-                    for offset in 1...last where bytes[index - offset] != terminator[last - offset] {
-                        match = false
-                        break
-                    }
-                    if match { return index + 1 }
-                }
-                index += 1
+            guard let base = bytes.baseAddress else { return nil }
+            let count = terminator.utf8CodeUnitCount, first = Int32(terminator.utf8Start.pointee)
+            var at = start
+            // The terminator's first byte by memchr, then the rest compared in place.
+            while at + count <= bytes.count, let found = memchr(base + at, first, bytes.count - at) {
+                at = base.distance(to: UnsafeRawPointer(found))
+                if at + count > bytes.count { return nil }
+                if memcmp(base + at, terminator.utf8Start, count) == 0 { return at + count }
+                at += 1
             }
             return nil
         }
@@ -236,6 +233,7 @@ struct HTTP1ResponseParser {
         index += 2
 
         var headers = HTTPHeaders()
+        let isToken = HTTP1RequestEncoding.tokenBytes  // read once, not through its accessor per byte
         var length: Int64?, chunked = false, transferEncoded = false
         var close = false, keepAliveToken = false
         // Every field line up to the blank line that ends the head.
@@ -244,7 +242,7 @@ struct HTTP1ResponseParser {
             guard bytes[start] != UInt8(ascii: " "), bytes[start] != UInt8(ascii: "\t") else { throw Failure(description: "a header field is folded over two lines") }
             var colon = start
             while colon < bytes.count, bytes[colon] != UInt8(ascii: ":"), bytes[colon] != UInt8(ascii: "\r") {
-                guard HTTP1RequestEncoding.tokenBytes[Int(bytes[colon])] else { throw Failure(description: "a header field name is not a token") }
+                guard isToken[Int(bytes[colon])] else { throw Failure(description: "a header field name is not a token") }
                 colon += 1
             }
             guard bytes[colon] == UInt8(ascii: ":"), colon > start else { throw Failure(description: "a header line has no field name and colon") }
