@@ -34,6 +34,8 @@ public struct FetchError: Error, Sendable, Equatable, CustomStringConvertible {
         case io
         case diskFull = "disk_full"
         case checksum
+        /// The request can't be made or sent: a template that makes no valid URL, a header value
+        /// with a line break or another control character, a field name that is not a token. Never retried.
         case invalidRequest = "invalid_request"
         /// A data file's record makes no job: a missing column, a value its route's param refuses,
         /// a key or output path another record has. The message names `file:line:column`. Never retried.
