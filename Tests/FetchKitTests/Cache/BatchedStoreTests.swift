@@ -61,6 +61,25 @@ import FetchKitTesting
             .filter { !((try? FileManager.default.attributesOfItem(atPath: directory + "/bodies/" + $0)[.type] as? FileAttributeType) == .typeDirectory) }
         #expect(bodies.count == 3, "\(bodies)")
         #expect(try await Self.visible(1..<4, in: directory) == [1, 2, 3])
+        // The bound on the bodies' bytes counts each kept body once ("body N": 6 bytes each).
+        let bound = try await cache.pool.read { db in try SQLiteCacheRows.BodyBytes.bound(in: db) }
+        #expect(bound == 18)
+    }
+
+    /// More rows than one statement takes, with stored-again URLs among them: every URL ends with
+    /// one row and one body, the latest.
+    @Test func aLongBatchWithRepeatsKeepsTheLatestOfEachURL() async throws {
+        let directory = try TemporaryDirectory.make(prefix: "fetchctl-tests")
+        let cache = try Self.cache(directory)
+        let numbers = Array(0..<45) + [3, 40, 7] + Array(45..<90) + [3]
+        for number in numbers { try await Self.store(number, in: cache) }
+        await cache.finishRun(id: "run-1", maxSize: nil)
+        let rows = try await cache.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM responses") }
+        #expect(rows == 90)
+        #expect(try await Self.visible(0..<90, in: directory) == Array(0..<90))
+        let bound = try await cache.pool.read { db in try SQLiteCacheRows.BodyBytes.bound(in: db) }
+        let expected = (0..<90).reduce(0) { $0 + "body \($1)".utf8.count }
+        #expect(bound == Int64(expected))
     }
 
     @Test func stepsInsertCommitsPublishAndEveryRowEndsCommittedWithItsBody() async throws {
