@@ -3,7 +3,8 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 
-/// FetchKit's own HTTP client, written on SwiftNIO's HTTP/1 and HTTP/2 handlers and NIOSSL, for the
+/// FetchKit's own HTTP client, written on SwiftNIO's channels, NIOHTTP2 and NIOSSL, with HTTP/1.1
+/// encoded and parsed by FetchKit itself (`HTTP1RequestEncoding`, `HTTP1ResponseParser`), for the
 /// requests that need nothing more than a direct connection: no proxy, no body or a body in memory.
 /// Plain `http://` (without `tls` settings, which AsyncHTTPClient checks and refuses there) speaks
 /// HTTP/1.1; `https://` negotiates HTTP/2 or HTTP/1.1 by ALPN (HTTP/1.1 only with `http_version:
