@@ -49,7 +49,7 @@ enum HTTP1RequestEncoding {
         let isTrace = request.method == .trace
         let framedByLength = !isTrace && (hasLength || addedLength != nil)
         if !hasHost { size += target.hostField.utf8.count + 8 }
-        if let addedLength, !isTrace { size += 16 + 20 }
+        if addedLength != nil, !isTrace { size += 16 + 20 }  // "Content-Length: " and the digits
         size += body?.count ?? 0
 
         var buffer = ByteBufferAllocator().buffer(capacity: size + 5)
