@@ -57,9 +57,13 @@ enum JobHost {
     /// The host in `url`'s authority, lowercased; nil while the authority may go on (`complete`
     /// false and no `/`, `?` or `#` after it yet) or when there is no `://`.
     static func host(inURL url: String, complete: Bool) -> String? {
-        let bytes = Array(url.utf8)
-        guard let range = bytes.withUnsafeBufferPointer({ hostRange(in: $0, complete: complete) }) else { return nil }
-        return String(decoding: bytes[range].map { $0 >= 65 && $0 <= 90 ? $0 | 0x20 : $0 }, as: UTF8.self)
+        var url = url
+        return url.withUTF8 { bytes in hostRange(in: bytes, complete: complete).map { lowercased(UnsafeBufferPointer(rebasing: bytes[$0])) } }
+    }
+
+    /// `bytes` as text with ASCII letters lowercased (a host name, compared as `URL.host` is).
+    static func lowercased(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        String(decoding: bytes.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 | 0x20 : $0 }, as: UTF8.self)
     }
 
     /// `host(inURL:complete:)` as a `Key`, from the URL's bytes.

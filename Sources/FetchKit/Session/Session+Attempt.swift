@@ -134,35 +134,17 @@ extension Session {
     }
 
     /// The name the per-host limits count a request's host by: the URL's host in lower case. Read
-    /// from the URL's text when it is plain (`scheme://host[:port]`, ASCII, no userinfo, no
-    /// percent sign), which is nearly every request: Foundation's `host` parses and percent-decodes
-    /// the URL again, and with `lowercased()` cost 1,600 instructions a request. Anything else
-    /// goes that way.
+    /// from the URL's text, as the runner reads a job's host (`JobHost.hostRange`), when it is
+    /// plain ASCII without escapes, which is nearly every request: Foundation's `host` parses and
+    /// percent-decodes the URL again, and with `lowercased()` cost 1,600 instructions a request.
+    /// Anything else goes that way.
     static func hostKey(of url: URL) -> String {
         var text = url.absoluteString
         let plain: String? = text.withUTF8 { bytes in
-            var start = 0
-            while start + 2 < bytes.count, bytes[start] != UInt8(ascii: ":") { start += 1 }
-            guard start + 2 < bytes.count, bytes[start + 1] == UInt8(ascii: "/"), bytes[start + 2] == UInt8(ascii: "/") else { return nil }
-            start += 3
-            // The authority ends at the path, query or fragment; its host at the port's colon.
-            var authorityEnd = start
-            while authorityEnd < bytes.count, bytes[authorityEnd] != UInt8(ascii: "/"), bytes[authorityEnd] != UInt8(ascii: "?"),
-                  bytes[authorityEnd] != UInt8(ascii: "#") { authorityEnd += 1 }
-            var end = start, upper = false
-            while end < authorityEnd, bytes[end] != UInt8(ascii: ":") {
-                let byte = bytes[end]
-                // Userinfo, an IPv6 literal, escapes and non-ASCII take Foundation's way.
-                if byte == UInt8(ascii: "@") || byte == UInt8(ascii: "[") || byte == UInt8(ascii: "%") || byte >= 0x80 { return nil }
-                if byte >= UInt8(ascii: "A"), byte <= UInt8(ascii: "Z") { upper = true }
-                end += 1
-            }
-            // "user:password@host": the colon was the password's.
-            if bytes[end..<authorityEnd].contains(UInt8(ascii: "@")) { return nil }
-            guard end > start else { return nil }
-            let host = UnsafeBufferPointer(rebasing: bytes[start..<end])
-            return upper ? String(decoding: host.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 | 0x20 : $0 }, as: UTF8.self)
-                : String(decoding: host, as: UTF8.self)
+            guard let range = JobHost.hostRange(in: bytes, complete: true) else { return nil }
+            let host = UnsafeBufferPointer(rebasing: bytes[range])
+            guard !host.contains(where: { $0 == UInt8(ascii: "%") || $0 >= 0x80 }) else { return nil }
+            return host.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) ? JobHost.lowercased(host) : String(decoding: host, as: UTF8.self)
         }
         return plain ?? url.host?.lowercased() ?? ""
     }

@@ -39,7 +39,8 @@ enum HTTP1RequestEncoding {
             size += name.utf8.count + value.utf8.count + 4
         }
         guard isRequestTarget(target.path) else {
-            throw invalid("the request target '\(target.path)' has a character that must be percent-encoded (RFC 9112 §3.2)", url())
+            // The target itself is left out: the query may hold a secret (the URL beside the message is redacted).
+            throw invalid("the request target has a character that must be percent-encoded (RFC 9112 §3.2)", url())
         }
         // The length added for a body (or an empty POST, PUT or PATCH), as NIO's pipeline had it.
         var addedLength: Int?
@@ -103,7 +104,12 @@ enum HTTP1RequestEncoding {
     /// NIO's validator refused every other control too); bytes from 0x80 up are `obs-text`.
     static func isFieldValue(_ text: String) -> Bool {
         var text = text
-        return text.withUTF8 { bytes in bytes.allSatisfy { $0 >= 0x20 && $0 != 0x7F || $0 == 0x09 } }
+        return text.withUTF8 { bytes in bytes.allSatisfy(isFieldValueByte) }
+    }
+
+    /// A byte a field value may hold: not a control character, but tab (both ways: `HTTP1ResponseParser`).
+    static func isFieldValueByte(_ byte: UInt8) -> Bool {
+        byte >= 0x20 && byte != 0x7F || byte == 0x09
     }
 
     /// Only the bytes RFC 9112 §3.2's request-target grammar has, taken literally: ALPHA, DIGIT,

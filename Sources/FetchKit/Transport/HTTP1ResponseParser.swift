@@ -249,15 +249,12 @@ struct HTTP1ResponseParser {
             var end = colon + 1
             while bytes[end] != UInt8(ascii: "\r") {
                 let byte = bytes[end]
-                guard byte >= 0x20 && byte != 0x7F || byte == 0x09 else { throw Failure(description: "a header value has a control character") }
+                guard HTTP1RequestEncoding.isFieldValueByte(byte) else { throw Failure(description: "a header value has a control character") }
                 end += 1
             }
             guard bytes[end + 1] == UInt8(ascii: "\n") else { throw Failure(description: "a line does not end with CRLF") }
-            var valueStart = colon + 1, valueEnd = end
-            while valueStart < valueEnd, bytes[valueStart] == UInt8(ascii: " ") || bytes[valueStart] == UInt8(ascii: "\t") { valueStart += 1 }
-            while valueEnd > valueStart, bytes[valueEnd - 1] == UInt8(ascii: " ") || bytes[valueEnd - 1] == UInt8(ascii: "\t") { valueEnd -= 1 }
             let name = UnsafeRawBufferPointer(rebasing: bytes[start..<colon])
-            let value = UnsafeRawBufferPointer(rebasing: bytes[valueStart..<valueEnd])
+            let value = trimmed(UnsafeRawBufferPointer(rebasing: bytes[(colon + 1)..<end]))
             switch name.count {
             case 14 where equalsIgnoringCase(name, "content-length"):
                 let parsed = try contentLength(value)
