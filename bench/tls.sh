@@ -24,14 +24,7 @@ bench_enter "nginx:nginx-light aria2c:aria2 curl:curl openssl:openssl" "fetchctl
 bench_workspace 4g
 
 # A CA and a server certificate for 127.0.0.1 (P-256, as most servers now).
-pki="$work/pki"; mkdir -p "$pki"
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj "/CN=bench CA" \
-  -keyout "$pki/ca.key" -out "$pki/ca.pem" 2>/dev/null
-openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=127.0.0.1" \
-  -keyout "$pki/server.key" -out "$pki/server.csr" 2>/dev/null
-printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n' > "$pki/ext.cnf"
-openssl x509 -req -in "$pki/server.csr" -CA "$pki/ca.pem" -CAkey "$pki/ca.key" -CAcreateserial -days 2 \
-  -extfile "$pki/ext.cnf" -out "$pki/server.pem" 2>/dev/null
+pki="$work/pki"; bench_pki "$pki"
 
 h2="$(free_port)"; h1="$(free_port)"
 mkdir -p "$work/nginx" "$work/www/s16k"
