@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes toolsets/fetchctl.profdata, the profile the release build is optimized with (issue #18,
-# docs/design.md "Profile-guided optimization"). One command:
+# docs/design.md, "The release build"). One command:
 #
 #   bench/pgo.sh
 #
