@@ -45,7 +45,8 @@ let package = Package(
         .target(name: "CExecutorHook"),
         // statfs's file system type (tmpfs or not), which Swift's Glibc module leaves out.
         .target(name: "CFileSystem"),
-        // glibc's mallopt (the fetchctl binary's heap growth), which it leaves out too.
+        // glibc's mallopt (the fetchctl binary's heap growth), which it leaves out too, and the binary's
+        // zero-initialized data paged in at start.
         .target(name: "CMalloc"),
         // sqlite3_config (variadic, so not imported into Swift): SQLite's memory statistics off.
         .target(name: "CSQLiteConfig", linkerSettings: [.linkedLibrary("sqlite3")]),
@@ -108,6 +109,10 @@ let package = Package(
                 // the dynamic loader and the runtime's dladdr calls walk ~38,000 exported Swift symbols
                 // (about 2 ms of a 20 ms one-job run; BENCHMARKS.md).
                 .unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(configuration: .release)),
+                // Linked at a fixed address: a position-independent executable has its 137,000 pointers
+                // to its own code and data rewritten by the loader at every start (about 1.3 ms of a
+                // one-job run's CPU; docs/design.md, "The release build").
+                .unsafeFlags(["-Xclang-linker", "-no-pie"], .when(platforms: [.linux], configuration: .release)),
             ]
         ),
         // .ci/network-test.py: the test server on a network namespace's address, outside the test process.
