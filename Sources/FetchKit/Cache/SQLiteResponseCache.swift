@@ -151,12 +151,13 @@ public final class SQLiteResponseCache: ResponseCache {
         } catch {
             throw FetchError(.io, "cannot create the response cache directory '\(directory)': \(error.localizedDescription)")
         }
+        let count: Int
         do {
-            pool = try Self.open(path)
+            (pool, count) = try Self.open(path)
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CORRUPT || error.resultCode == .SQLITE_NOTADB {
             onProblem(CacheProblem(path: path, message: "the response cache index is corrupt; starting an empty one"))
             for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
-            do { pool = try Self.open(path) } catch { throw FetchError(.io, "cannot open the response cache '\(path)': \(error)") }
+            do { (pool, count) = try Self.open(path) } catch { throw FetchError(.io, "cannot open the response cache '\(path)': \(error)") }
         } catch {
             throw FetchError(.io, "cannot open the response cache '\(path)': \(error)")
         }
@@ -171,10 +172,6 @@ public final class SQLiteResponseCache: ResponseCache {
             for digit in "0123456789abcdef" { mkdirat(descriptor, "bodies/" + String(digit), 0o755) }
         }
         directoryDescriptor = descriptor
-        // On the writer's connection, like the checks in `open`: a reader connection would be
-        // opened for them alone (lookups have their own, `CacheLookupConnections`), 1.5 million
-        // instructions of a run's start.
-        let count = (try? pool.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM responses") }) ?? nil
         state.withLock { $0.empty = count == 0 }
     }
 
@@ -182,7 +179,8 @@ public final class SQLiteResponseCache: ResponseCache {
         if directoryDescriptor >= 0 { Glibc.close(directoryDescriptor) }
     }
 
-    private static func open(_ path: String) throws -> DatabasePool {
+    /// The index's pool and its number of rows.
+    private static func open(_ path: String) throws -> (DatabasePool, Int) {
         var configuration = SQLiteC.configuration()
         configuration.busyMode = .timeout(10)
         // `batchesStores` inserts rows as they come in a transaction left open between writes and
@@ -194,9 +192,12 @@ public final class SQLiteResponseCache: ResponseCache {
         configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16384; PRAGMA temp_store = MEMORY") }
         let pool = try DatabasePool(path: path, configuration: configuration)
         try SchemaCreation.prepare(pool, schema: currentSchema, marker: "responses", migrator: migrator)
-        // A torn or truncated file may open fine and fail only when a page is read.
-        _ = try pool.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM responses") }
-        return pool
+        // A torn or truncated file may open fine and fail only when a page is read: the count reads
+        // them all. On the writer's connection, like the checks above: a reader connection would be
+        // opened for it alone (lookups have their own, `CacheLookupConnections`), 1.5 million
+        // instructions of a run's start. The count also tells whether the index is empty.
+        let count = try pool.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM responses") } ?? 0
+        return (pool, count)
     }
 
     static func openLookups(_ path: String, cacheMiB: Int = 32) throws -> DatabaseQueue {

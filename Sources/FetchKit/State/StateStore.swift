@@ -49,6 +49,7 @@ public final class StateStore: Sendable {
         CREATE TABLE "download_segments" ("destination" TEXT NOT NULL, "idx" INTEGER NOT NULL, "start" INTEGER NOT NULL, "end" INTEGER NOT NULL, "done" INTEGER NOT NULL, PRIMARY KEY ("destination", "idx"));
         CREATE TABLE "incremental_cursors" ("job" TEXT PRIMARY KEY NOT NULL, "cursor" TEXT NOT NULL, "updated_at" DOUBLE NOT NULL, "run_id" TEXT NOT NULL);
         CREATE TABLE "pagination_progress" ("job" TEXT PRIMARY KEY NOT NULL, "fingerprint" TEXT NOT NULL, "page" INTEGER NOT NULL, "next" TEXT NOT NULL, "records" INTEGER NOT NULL, "items_bytes" INTEGER NOT NULL, "bytes" INTEGER NOT NULL, "requests" INTEGER NOT NULL, "spool_bytes" TEXT NOT NULL DEFAULT '', "incremental" TEXT);
+        CREATE INDEX "runs_by_start" ON "runs"("started_at");
         """
 
     static var migrator: DatabaseMigrator {
@@ -155,6 +156,13 @@ public final class StateStore: Sendable {
                 ALTER TABLE job_results_v6 RENAME TO job_results;
                 """)
         }
+        migrator.registerMigration("v7: runs by start") { db in
+            // Runs are kept (their counts are what `status` shows), so a store that cron has used
+            // for a year holds 100,000 of them. Finding the last `keptRuns` of them sorted every
+            // run at each run's start (about 6,000 instructions a run: 8 million with 1,300 runs);
+            // with the index it reads `keptRuns` entries.
+            try db.create(index: "runs_by_start", on: "runs", columns: ["started_at"])
+        }
         return migrator
     }
 
@@ -168,10 +176,11 @@ public final class StateStore: Sendable {
         // The results of jobs that have not run in the last `keptRuns` runs go now, on the writer's
         // thread while the run goes on (a scan of one row a job; a batch that runs the same jobs
         // each time finds none to delete). Their runs' counts stay. A delete that fails leaves the
-        // rows for the next run's.
+        // rows for the next run's. The last runs are read from `runs_by_start`, however many runs
+        // the store has kept.
         pool.asyncWrite({ db in
             try db.execute(sql: """
-                DELETE FROM job_results WHERE run_id IN (SELECT id FROM runs ORDER BY started_at DESC, rowid DESC LIMIT -1 OFFSET ?)
+                DELETE FROM job_results WHERE run_id NOT IN (SELECT id FROM runs ORDER BY started_at DESC, rowid DESC LIMIT ?)
                 """, arguments: [Self.keptRuns])
         }, completion: { _, _ in })
     }
