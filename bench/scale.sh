@@ -4,12 +4,16 @@
 #   bench/scale.sh [SIZES...]          # default: 10000 100000 1000000
 #   SCALE_FETCHCTL_ONLY=1 bench/scale.sh 1000000    # fetchctl's rows only (no curl, no YAML file)
 #   SCALE_SETTINGS=', cache: {behavior: do_not_cache}' bench/scale.sh   # more settings, for experiments
+#   SCALE_RUNS=5 bench/scale.sh 100000 1000000   # cold runs per size and tool (default 3)
 #
 # For each size N: a CSV of N ids; nginx serves the same 1 KiB body for every /item/<id>, fresh for
 # an hour. Measured with /usr/bin/time (elapsed seconds, peak RSS):
 #   - fetchctl run jobs.yaml (one job per CSV row, `save` into 1,000 directories, concurrency 16,
 #     fetchctl's defaults: state store, response cache, atomic saves);
 #   - curl --parallel --parallel-max 16 -K on the same URLs and output paths;
+#   the two in turn, SCALE_RUNS times each from nothing (no outputs, state or cache), and the
+#   median run of each reported with every run's time: one run of a 100,000-job batch varied by
+#   ±12% on this VM, enough to move the 1M ÷ 100k ratio across its target;
 #   - a rerun of the finished batch (requests it sent, from nginx's log);
 #   - fetchctl validate of the jobs file (every row checked);
 #   - fetchctl status on the state directory.
@@ -47,6 +51,28 @@ measure() {  # name, command...
 }
 requests() { wc -l < "$work/nginx/item.log"; }
 
+# cold NAME CLEANUP COMMAND...: the command once from nothing (CLEANUP first); appends "elapsed kb" to
+# $work/NAME.runs.
+cold() {
+  local name="$1" cleanup="$2"; shift 2
+  eval "$cleanup"
+  /usr/bin/time -f "%e %M" -o "$work/time.txt" "$@" > "$work/out.txt" 2> "$work/err.txt" || {
+    echo "FAILED: $name"; tail -5 "$work/err.txt"; return 1; }
+  cat "$work/time.txt" >> "$work/$name.runs"
+}
+
+# report NAME: the median run's time and peak RSS, and every run's time.
+report() {
+  python3 - "$1" "$work/$1.runs" <<'PY' | tee -a "$results/scale.txt"
+import sys
+runs = [tuple(map(float, line.split())) for line in open(sys.argv[2]) if line.strip()]
+elapsed, kb = sorted(runs)[len(runs) // 2]
+every = ", ".join(f"{e:.2f}" for e, _ in runs)
+print(f"{sys.argv[1]:<34} {elapsed:9.2f} s {kb * 1024 / 1e6:9.1f} MB   (median of {len(runs)}: {every})")
+PY
+}
+runs="${SCALE_RUNS:-3}"
+
 : > "$results/scale.txt"
 echo "fetchctl $("$bin" --version), curl $(curl --version | head -1 | cut -d' ' -f2), $(nproc) cores" | tee -a "$results/scale.txt"
 for n in "${sizes[@]}"; do
@@ -75,7 +101,18 @@ jobs:
 YAML
   cd "$dir"
   measure "validate" "$bin" validate jobs.yaml
-  measure "fetchctl run" "$bin" run jobs.yaml --progress never
+  rm -f "$work"/*.runs
+  for run in $(seq "$runs"); do
+    if [ -z "${SCALE_FETCHCTL_ONLY:-}" ]; then
+      # fetchctl's last outputs go first: a million files left on the tmpfs slowed the next run by a third.
+      cold "curl --parallel -K" "rm -rf curl-out out state" curl --parallel --parallel-max 16 --create-dirs -s -K curl.cfg
+      test "$(find curl-out -type f | wc -l)" = "$n" || { echo "FAILED: curl saved $(find curl-out -type f | wc -l) of $n files"; exit 1; }
+      rm -rf curl-out
+    fi
+    cold "fetchctl run" "rm -rf out state" "$bin" run jobs.yaml --progress never
+  done
+  report "fetchctl run"
+  [ -n "${SCALE_FETCHCTL_ONLY:-}" ] || report "curl --parallel -K"
   test "$(find out -type f | wc -l)" = "$n" || { echo "FAILED: fetchctl saved $(find out -type f | wc -l) of $n files"; exit 1; }
   before="$(requests)"
   measure "fetchctl rerun (finished batch)" "$bin" run jobs.yaml --progress never
@@ -83,11 +120,6 @@ YAML
   echo "  requests the rerun sent: $(( $(requests) - before ))" | tee -a "$results/scale.txt"
   measure "fetchctl status" "$bin" status jobs.yaml
   rm -rf out state
-  if [ -z "${SCALE_FETCHCTL_ONLY:-}" ]; then
-    measure "curl --parallel -K" curl --parallel --parallel-max 16 --create-dirs -s -K curl.cfg
-    test "$(find curl-out -type f | wc -l)" = "$n" || { echo "FAILED: curl saved $(find curl-out -type f | wc -l) of $n files"; exit 1; }
-    rm -rf curl-out
-  fi
   cd - >/dev/null
   rm -rf "$dir"
 done
