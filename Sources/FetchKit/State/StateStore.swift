@@ -178,12 +178,11 @@ public final class StateStore: Sendable {
         // each time finds none to delete). Their runs' counts stay. A delete that fails leaves the
         // rows for the next run's. The last runs are read from `runs_by_start`, however many runs
         // the store has kept.
-        pool.asyncWrite({ db in
-            try db.execute(sql: """
-                DELETE FROM job_results WHERE run_id NOT IN (SELECT id FROM runs ORDER BY started_at DESC, rowid DESC LIMIT ?)
-                """, arguments: [Self.keptRuns])
-        }, completion: { _, _ in })
+        pool.asyncWrite({ db in try db.execute(sql: Self.pruneSQL, arguments: [Self.keptRuns]) }, completion: { _, _ in })
     }
+
+    /// The results of jobs whose last run is not among the last `?` runs (`beginRun`).
+    static let pruneSQL = "DELETE FROM job_results WHERE run_id NOT IN (SELECT id FROM runs ORDER BY started_at DESC, rowid DESC LIMIT ?)"
 
     /// A job's last result is kept until it has not run for this many runs; older runs keep
     /// their counts. Pruned when a run begins (`beginRun`).

@@ -81,6 +81,23 @@ import Testing
         #expect(try store.recentRuns(limit: 100).count == StateStore.keptRuns + 1, "every run keeps its counts")
     }
 
+    /// The prune at each run's start reads the last runs from `runs_by_start` rather than sorting
+    /// every run the store has kept (100,000 for a cron job every five minutes for a year), and a
+    /// store made before the index gets it when migrated.
+    @Test func thePruneFindsTheLastRunsThroughTheirIndex() throws {
+        let fixture = try ConfigFixture([:])
+        let directory = fixture.path("old")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try StateStore.migrator.migrate(try DatabaseQueue(path: directory + "/state.sqlite"), upTo: "v6: job_results, one row a job")
+        let store = try StateStore(directory: directory)
+        try store.beginRun(id: "r1", jobsFile: "jobs.yaml", jobs: 0)
+        let plan = try DatabaseQueue(path: directory + "/state.sqlite").read { db in
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + StateStore.pruneSQL, arguments: [StateStore.keptRuns]).map { $0["detail"] as String }
+        }
+        #expect(plan.contains { $0.contains("runs USING INDEX runs_by_start") }, "\(plan)")
+        #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "no sort of every run: \(plan)")
+    }
+
     /// A store made before job results were one row a job keeps each job's latest result (the
     /// highest row id) when migrated.
     @Test func theMigrationKeepsEachJobsLatestResult() throws {
