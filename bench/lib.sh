@@ -39,7 +39,7 @@ bench_enter() {
   [ "$(cat "$scratch/fetchctl-options" 2>/dev/null)" = "$stamp" ] || bench_clear_objects "$scratch"
   local build=(swift build -c release --static-swift-stdlib --toolset "$PWD/toolsets/release.json" --scratch-path "$scratch")
   for product in $products; do "${build[@]}" --product "$product"; done
-  echo "$stamp" > "$scratch/fetchctl-options"
+  mkdir -p "$scratch" && echo "$stamp" > "$scratch/fetchctl-options"
   local bin_dir; bin_dir="$("${build[@]}" --show-bin-path)"
   exec unshare --mount --propagation private env FETCHCTL_BENCH_INNER=1 FETCHCTL_BIN_DIR="$bin_dir" "$0" "$@"
 }

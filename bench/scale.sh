@@ -41,14 +41,6 @@ head -c 1024 /dev/urandom > "$work/www/one.bin"
 nginx -c "$work/nginx/nginx.conf" -p "$work/nginx"
 curl -sS -f -o /dev/null "$base/item/0"
 
-# "name elapsed_s peak_rss_MB" (MB = 10^6 bytes), from /usr/bin/time.
-measure() {  # name, command...
-  local name="$1"; shift
-  /usr/bin/time -f "%e %M" -o "$work/time.txt" "$@" > "$work/out.txt" 2> "$work/err.txt" || {
-    echo "FAILED: $name"; tail -5 "$work/err.txt"; return 1; }
-  read -r elapsed kb < "$work/time.txt"
-  printf '%-34s %9.2f s %9.1f MB\n' "$name" "$elapsed" "$(echo "$kb * 1024 / 1000000" | bc -l)" | tee -a "$results/scale.txt"
-}
 requests() { wc -l < "$work/nginx/item.log"; }
 
 # cold NAME CLEANUP COMMAND...: the command once from nothing (CLEANUP first); appends "elapsed kb" to
@@ -61,15 +53,23 @@ cold() {
   cat "$work/time.txt" >> "$work/$name.runs"
 }
 
-# report NAME: the median run's time and peak RSS, and every run's time.
+# report NAME: "name elapsed_s peak_rss_MB" (MB = 10^6 bytes) of the median run, and every run's
+# time when there were several.
 report() {
   python3 - "$1" "$work/$1.runs" <<'PY' | tee -a "$results/scale.txt"
 import sys
 runs = [tuple(map(float, line.split())) for line in open(sys.argv[2]) if line.strip()]
 elapsed, kb = sorted(runs)[len(runs) // 2]
-every = ", ".join(f"{e:.2f}" for e, _ in runs)
-print(f"{sys.argv[1]:<34} {elapsed:9.2f} s {kb * 1024 / 1e6:9.1f} MB   (median of {len(runs)}: {every})")
+every = f"   (median of {len(runs)}: " + ", ".join(f"{e:.2f}" for e, _ in runs) + ")" if len(runs) > 1 else ""
+print(f"{sys.argv[1]:<34} {elapsed:9.2f} s {kb * 1024 / 1e6:9.1f} MB{every}")
 PY
+}
+
+# measure NAME COMMAND...: the command once as it is, reported.
+measure() {
+  rm -f "$work/$1.runs"
+  cold "$1" : "${@:2}"
+  report "$1"
 }
 runs="${SCALE_RUNS:-3}"
 
