@@ -1,5 +1,17 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 import PackageDescription
+
+/// The fetchctl executable's release link on Linux: the Swift runtime and Foundation from the toolchain's
+/// static SDK instead of its shared libraries. Loaded from shared libraries, the runtime costs each start
+/// ~11,000 symbol lookups, and every retain, release and thread-local read goes through an indirect call:
+/// together 12% of a 2,000-job batch's time (BENCHMARKS.md). Foundation's archives need their ICU and
+/// CoreFoundation archives, which only the static SDK's module maps name, so they are listed, as a group.
+/// The shipped build (`--static-swift-stdlib`) links the same archives; repeating them there changes nothing.
+let staticRuntime = ["-static-stdlib", "-Xlinker", "--start-group"]
+    + ["Foundation", "FoundationEssentials", "FoundationInternationalization", "_FoundationICU",
+       "CoreFoundation", "_FoundationCShims", "_FoundationCollections", "swiftSynchronization"]
+        .flatMap { ["-Xlinker", "-l:lib\($0).a"] }
+    + ["-Xlinker", "--end-group"]
 
 let package = Package(
     name: "fetchctl",
@@ -95,15 +107,20 @@ let package = Package(
         // URLRequestConvertible and the Foundation URLRequest bridge: FoundationNetworking (and libcurl)
         // only for the programs that use them, not in the fetchctl binary.
         .target(name: "FetchKitURLRequest", dependencies: ["FetchKit"]),
-        .executableTarget(
-            name: "fetchctl",
+        // The commands (ArgumentParser), apart from the executable so the tests import them without
+        // the executable's release link settings.
+        .target(
+            name: "FetchctlCommands",
             dependencies: [
-                "CMalloc",
                 "FetchKit",
                 "FetchKitSchemas",
                 "FetchKitTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
+            ]
+        ),
+        .executableTarget(
+            name: "fetchctl",
+            dependencies: ["CMalloc", "FetchKit", "FetchctlCommands"],
             linkerSettings: [
                 // Export no symbols from the shipped binary: nothing links against it, and at every start
                 // the dynamic loader and the runtime's dladdr calls walk ~38,000 exported Swift symbols
@@ -113,6 +130,9 @@ let package = Package(
                 // to its own code and data rewritten by the loader at every start (about 1.3 ms of a
                 // one-job run's CPU; docs/design.md, "The release build").
                 .unsafeFlags(["-Xclang-linker", "-no-pie"], .when(platforms: [.linux], configuration: .release)),
+                // The Swift runtime and Foundation linked in, as `--static-swift-stdlib` does for the shipped
+                // build, so a plain `swift build -c release` makes the same kind of binary (below).
+                .unsafeFlags(staticRuntime, .when(platforms: [.linux], configuration: .release)),
             ]
         ),
         // .ci/network-test.py: the test server on a network namespace's address, outside the test process.
@@ -125,7 +145,7 @@ let package = Package(
         .executableTarget(name: "ahc-floor", dependencies: [.product(name: "AsyncHTTPClient", package: "async-http-client")],
                           path: "bench/ahc-floor"),
         .testTarget(name: "FetchKitTests", dependencies: ["FetchKit", "FetchKitURLRequest", "FetchKitTesting"]),
-        .testTarget(name: "fetchctlTests", dependencies: ["fetchctl", "FetchKit", "FetchKitTesting",
+        .testTarget(name: "fetchctlTests", dependencies: ["FetchctlCommands", "CMalloc", "FetchKit", "FetchKitTesting",
                                                           .product(name: "Crypto", package: "swift-crypto")]),
     ],
     swiftLanguageModes: [.v6]
@@ -138,4 +158,20 @@ let package = Package(
 // FetchKit do: the tests call the library as such a program would.
 for target in package.targets where target.type != .system && target.type != .test && !target.name.hasPrefix("C") {
     target.swiftSettings = (target.swiftSettings ?? []) + [.enableUpcomingFeature("NonisolatedNonsendingByDefault")]
+}
+
+// A plain `swift build -c release` compiles FetchKit and the fetchctl executable as the shipped build does
+// (`--toolset toolsets/release.json`, which also reaches the dependencies): optimized with the release
+// profile (bench/pgo.sh), without run-time exclusivity checks, and without the per-type metadata accessors
+// the runtime would look up by mangled name at start. The profile's path is absolute, so the flags hold
+// wherever the compiler runs; swift-tools-version 6.2 lets a package used as a dependency carry them.
+let releaseProfile = Context.packageDirectory + "/toolsets/fetchctl.profdata"
+for target in package.targets where ["FetchKit", "FetchctlCommands", "fetchctl"].contains(target.name) {
+    target.swiftSettings = (target.swiftSettings ?? []) + [
+        .unsafeFlags([
+            "-enforce-exclusivity=unchecked",
+            "-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors",
+            "-Xfrontend", "-ir-profile-use=" + releaseProfile, "-Xllvm", "-no-pgo-warn-mismatch",
+        ], .when(configuration: .release)),
+    ]
 }

@@ -12,7 +12,7 @@ struct FetchctlProcess {
     /// The repository root (for examples and schemas).
     static let root: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// The binary beside the test bundle (SwiftPM builds it first: the test target depends on it).
+    /// The binary beside the test bundle (`swift test` builds every product of the package first).
     static let binary: URL = {
         var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         while directory.path != "/" {

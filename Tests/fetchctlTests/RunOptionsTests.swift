@@ -1,6 +1,6 @@
 import ArgumentParser
 import Testing
-@testable import fetchctl
+@testable import FetchctlCommands
 
 /// `RunOptions(quicklyParsing:)` reads the common `fetchctl run` command lines without
 /// ArgumentParser; what it reads must be what ArgumentParser reads, and whatever it does not read

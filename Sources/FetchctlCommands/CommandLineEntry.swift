@@ -1,0 +1,41 @@
+import Foundation
+import ArgumentParser
+import FetchKit
+
+/// What the `fetchctl` executable runs, once its process is set up (Sources/fetchctl/main.swift).
+/// The commands live in this library rather than in the executable so the tests can import them
+/// without linking the executable's release link flags (a static Swift runtime) into the test binary.
+public enum CommandLineEntry {
+    /// Parses `CommandLine.arguments` and runs the command they name; a failed `run` exits with its status.
+    ///
+    /// `fetchctl run JOBS …`: the jobs file starts loading on the other core before the command line is
+    /// parsed (`RunCommand.prefetch`, made here; the run uses it only if the parsed options ask for just
+    /// that). Such a command line (`run FILE` without --help, --version or the like) is read without
+    /// ArgumentParser when `RunOptions` knows every argument in it and its values are valid (17 of a
+    /// one-job run's 76 million instructions were ArgumentParser's, on the path to its first request);
+    /// otherwise it is parsed by `run` itself, as the root, named `fetchctl run`
+    /// (`RunCommand.parsedAsRoot`), which reports every mistake as the whole tree's parse would, without
+    /// parsing the arguments twice more looking for a completion-script request.
+    public static func run() async {
+        if RunCommand.prefetch != nil {
+            let arguments = Array(CommandLine.arguments.dropFirst(2))
+            if let options = RunOptions(quicklyParsing: arguments), let invocation = try? options.invocation(prefetch: RunCommand.prefetch) {
+                // What ArgumentParser's `main` does with `RunCommand.run()`'s result: a failed run's status
+                // is the exit code, with nothing more printed.
+                let status = await invocation.perform(stdout: .standardOutput, stderr: .standardError)
+                if status != .success { exit(status.rawValue) }
+            } else {
+                RunCommand.parsedAsRoot = true
+                await runRootCommand(RunCommand.self, arguments: arguments)
+            }
+        } else {
+            await runRootCommand(Fetchctl.self)
+        }
+    }
+
+    /// `Fetchctl.main()` written here would pick ParsableCommand's synchronous overload, which never
+    /// runs an async subcommand; going through the protocol picks AsyncParsableCommand's.
+    private static func runRootCommand<Command: AsyncParsableCommand>(_: Command.Type, arguments: [String]? = nil) async {
+        await Command.main(arguments)
+    }
+}
