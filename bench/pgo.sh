@@ -50,7 +50,10 @@ PY
 # filed under its object's path, so the profile fits the objects built there. Its objects go before
 # (they were built without the counters) and after (bench/lib.sh then builds with the new profile).
 bench_clear_objects .build-static
-build=(swift build -c release --static-swift-stdlib --toolset "$gen" --scratch-path .build-static --product fetchctl)
+# FETCHCTL_PGO_TRAINING: Package.swift leaves out its own release options (the profile in use among
+# them), read afresh (no manifest cache).
+export FETCHCTL_PGO_TRAINING=1
+build=(swift build -c release --static-swift-stdlib --toolset "$gen" --scratch-path .build-static --product fetchctl --manifest-cache none)
 "${build[@]}"
 fk="$("${build[@]}" --show-bin-path)/fetchctl"
 
