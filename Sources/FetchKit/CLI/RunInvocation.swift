@@ -35,7 +35,7 @@ public struct RunInvocation: Sendable {
     /// `--metrics-push URL`: the same, pushed to a Pushgateway, grouped by jobs file and shard.
     public var metricsPush: String?
     /// The environment `${VAR}`s come from.
-    public var environment: [String: String] = ProcessInfo.processInfo.environment
+    public var environment: [String: String] = ProcessEnvironment.variables()
     /// The jobs file's loading begun before the command line was parsed (`RunPrefetch`): used if
     /// it is what these options ask for, otherwise let go before the run loads its own.
     public var prefetch: RunPrefetch?
@@ -127,7 +127,7 @@ public struct RunInvocation: Sendable {
             let cache = try? SQLiteResponseCache(directory: Self.cacheDirectory(settings(config), stateDirectory: stateDirectory), readOnly: true)
             let renderer = DryRunRenderer(redactor: config.redactor, cache: cache, offline: offline,
                                           httpVersion: settings(config).httpVersion,
-                                          proxies: (try? Self.proxies(settings(config))) ?? .direct)
+                                          proxies: (try? Self.proxies(settings(config), environment: environment)) ?? .direct)
             if let shard {
                 stdout.write("# shard \(shard): \(plan.jobs.count) of the plan's \(planned) written-out jobs"
                              + (plan.dataFileJobs.isEmpty ? "" : ", and its share of the data files' jobs") + "\n")
@@ -187,7 +187,7 @@ public struct RunInvocation: Sendable {
         }
         // FETCHCTL_HTTP_CLIENT=asynchttpclient sends every request through AsyncHTTPClient.
         let httpClient: Session.HTTPClientKind
-        switch ProcessInfo.processInfo.environment["FETCHCTL_HTTP_CLIENT"] {
+        switch environment["FETCHCTL_HTTP_CLIENT"] {
         case nil, "": httpClient = .fetchKit
         case let name?:
             guard let chosen = Session.HTTPClientKind(rawValue: name.lowercased()) else {
@@ -200,7 +200,7 @@ public struct RunInvocation: Sendable {
         // Proxies, as curl reads them from the environment, unless settings.proxy says otherwise.
         let proxies: ProxyResolver
         do {
-            proxies = try Self.proxies(settings(config))
+            proxies = try Self.proxies(settings(config), environment: environment)
         } catch {
             stderr.write("error: \((error as? FetchError)?.message ?? "\(error)")\n")
             stderr.flush()
@@ -345,7 +345,7 @@ public struct RunInvocation: Sendable {
     }
 
     /// The proxies for a run: `settings.proxy` where set, else the environment's (`https_proxy`, …).
-    static func proxies(_ settings: Settings, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ProxyResolver {
+    static func proxies(_ settings: Settings, environment: [String: String]) throws -> ProxyResolver {
         try ProxyResolver(environment: environment, url: settings.proxyURL, noProxy: settings.noProxy?.joined(separator: ","))
     }
 

@@ -69,7 +69,7 @@ public final class RunPrefetch: Sendable {
     /// Starts loading the jobs file `arguments` name, if they have the shape `guessJobsFile`
     /// accepts; nil otherwise. Call it before parsing the command line.
     public static func begin(arguments: [String] = CommandLine.arguments,
-                             environment: [String: String] = ProcessInfo.processInfo.environment) -> RunPrefetch? {
+                             environment: [String: String] = ProcessEnvironment.variables()) -> RunPrefetch? {
         guard let jobsFile = guessJobsFile(arguments) else { return nil }
         let offline = arguments.contains("--offline")
         return RunPrefetch(jobsFile: jobsFile, environment: environment, startsMonitor: !offline)

@@ -27,7 +27,7 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
 
     /// `I/N` (1-based), or `index-env=VAR/N` with VAR holding a 0-based index (a Kubernetes Indexed
     /// Job's `JOB_COMPLETION_INDEX`).
-    public init(parsing text: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws(ShardError) {
+    public init(parsing text: String, environment: [String: String] = ProcessEnvironment.variables()) throws(ShardError) {
         let parts = text.split(separator: "/", maxSplits: 1).map(String.init)
         guard parts.count == 2, let count = Int(parts[1]) else {
             throw ShardError(message: "--shard takes I/N (e.g. 2/8) or index-env=VAR/N, got '\(text)'")

@@ -16,7 +16,7 @@ public struct ConfigLoader: Sendable {
     /// when an error was found before it; like `onJobsFileSettings`, not a promise that the config is valid.
     public var onFirstJob: (@Sendable (ExpandedJob) -> Void)?
 
-    public init(environment: [String: String] = ProcessInfo.processInfo.environment, mode: InterpolationMode) {
+    public init(environment: [String: String] = ProcessEnvironment.variables(), mode: InterpolationMode) {
         self.environment = environment
         self.mode = mode
     }
