@@ -165,8 +165,8 @@ for target in package.targets where target.type != .system && target.type != .te
 // profile (bench/pgo.sh), without run-time exclusivity checks, and without the per-type metadata accessors
 // the runtime would look up by mangled name at start. The profile's path is absolute, so the flags hold
 // wherever the compiler runs; swift-tools-version 6.2 lets a package used as a dependency carry them.
-// bench/pgo.sh's instrumented build (FETCHCTL_PGO_TRAINING=1) takes its options from its own toolset: a profile in
-// use there would shape the counters it places.
+// bench/pgo.sh's instrumented build (FETCHCTL_PGO_TRAINING=1) takes its options from its own toolset:
+// a profile in use there would shape the counters it places.
 let releaseProfile = Context.packageDirectory + "/toolsets/fetchctl.profdata"
 for target in package.targets where ["FetchKit", "FetchctlCommands", "fetchctl"].contains(target.name)
     && Context.environment["FETCHCTL_PGO_TRAINING"] == nil {
