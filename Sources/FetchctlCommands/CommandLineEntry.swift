@@ -10,24 +10,29 @@ public enum CommandLineEntry {
     ///
     /// `fetchctl run JOBS …`: the jobs file starts loading on the other core before the command line is
     /// parsed (`RunCommand.prefetch`, made here; the run uses it only if the parsed options ask for just
-    /// that). Such a command line (`run FILE` without --help, --version or the like) is read without
-    /// ArgumentParser when `RunOptions` knows every argument in it and its values are valid (17 of a
-    /// one-job run's 76 million instructions were ArgumentParser's, on the path to its first request);
-    /// otherwise it is parsed by `run` itself, as the root, named `fetchctl run`
-    /// (`RunCommand.parsedAsRoot`), which reports every mistake as the whole tree's parse would, without
-    /// parsing the arguments twice more looking for a completion-script request.
+    /// that; none is begun after `--dry-run`, `--state-dir` or `--shard`). Such a command line (`run FILE`
+    /// without --help, --version or the like) is read without ArgumentParser when `RunOptions` knows
+    /// every argument in it and its values are valid (ArgumentParser's parse was 17 to 18 million of a
+    /// one-job run's instructions, on the path to its first request); otherwise it is parsed by `run`
+    /// itself, as the root, named `fetchctl run` (`RunCommand.parsedAsRoot`), which reports every
+    /// mistake as the whole tree's parse would, without parsing the arguments twice more looking for a
+    /// completion-script request, or, with no prefetch begun, by the whole tree as any other command.
     public static func run() async {
-        if RunCommand.prefetch != nil {
-            let arguments = Array(CommandLine.arguments.dropFirst(2))
-            if let options = RunOptions(quicklyParsing: arguments), let invocation = try? options.invocation(prefetch: RunCommand.prefetch) {
-                // What ArgumentParser's `main` does with `RunCommand.run()`'s result: a failed run's status
-                // is the exit code, with nothing more printed.
-                let status = await invocation.perform(stdout: .standardOutput, stderr: .standardError)
-                if status != .success { exit(status.rawValue) }
-            } else {
-                RunCommand.parsedAsRoot = true
-                await runRootCommand(RunCommand.self, arguments: arguments)
-            }
+        let prefetch = RunCommand.prefetch
+        let arguments = CommandLine.arguments
+        guard prefetch != nil || (arguments.count > 2 && arguments[1] == "run") else {
+            await runRootCommand(Fetchctl.self)
+            return
+        }
+        let runArguments = Array(arguments.dropFirst(2))
+        if let options = RunOptions(quicklyParsing: runArguments), let invocation = try? options.invocation(prefetch: prefetch) {
+            // What ArgumentParser's `main` does with `RunCommand.run()`'s result: a failed run's status
+            // is the exit code, with nothing more printed.
+            let status = await invocation.perform(stdout: .standardOutput, stderr: .standardError)
+            if status != .success { exit(status.rawValue) }
+        } else if prefetch != nil {
+            RunCommand.parsedAsRoot = true
+            await runRootCommand(RunCommand.self, arguments: runArguments)
         } else {
             await runRootCommand(Fetchctl.self)
         }

@@ -18,14 +18,17 @@ import Testing
         ["jobs.yaml", "--reset-incremental", "feed", "--reset-incremental", "news", "--max-time", "10m",
          "--metrics-file", "m.prom", "--metrics-push", "http://127.0.0.1:9091"],
         ["jobs dir/the jobs.yaml", "--log-file", "a=b.log"],
+        ["jobs.yaml", "--dry-run"],
+        ["jobs.yaml", "--state-dir", "state", "--shard", "1/2"],
+        ["jobs.yaml", "--shard=index-env=JOB_COMPLETION_INDEX/8", "--state-dir=/var/lib/fetchctl", "--progress", "never"],
     ]
 
     /// Command lines it leaves to ArgumentParser, valid or not.
     static let leftToArgumentParser: [[String]] = [
         ["jobs.yaml", "--report", "json", "r.json"],
-        ["jobs.yaml", "--dry-run"],
-        ["jobs.yaml", "--state-dir", "state"],
-        ["jobs.yaml", "--shard", "1/2"],
+        ["jobs.yaml", "--dry-run", "--dry-run"],
+        ["jobs.yaml", "--state-dir", "a", "--state-dir", "b"],
+        ["jobs.yaml", "--shard"],
         ["jobs.yaml", "--concurrency", "0"],
         ["jobs.yaml", "--concurrency", "-1"],
         ["jobs.yaml", "--concurrency", "four"],

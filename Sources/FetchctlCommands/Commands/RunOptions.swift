@@ -39,9 +39,10 @@ struct RunOptions: Equatable {
 
     /// The options of `fetchctl run ARGUMENTS` (the arguments after `run`), read without
     /// ArgumentParser; nil for a command line this reader leaves to ArgumentParser (see the type's
-    /// comment). It knows `run`'s long options, as `--name value` or `--name=value`, except those
-    /// after which `RunPrefetch` makes no guess and `--report` (its values run up to the next
-    /// option); the jobs file comes first.
+    /// comment). It knows `run`'s long options, as `--name value` or `--name=value`, except
+    /// `--report` (its values run up to the next option); the jobs file comes first. With
+    /// `--dry-run`, `--state-dir` or `--shard` no prefetch was begun (`RunPrefetch`), and the run
+    /// loads its jobs file itself.
     init?(quicklyParsing arguments: [String]) {
         guard let file = arguments.first, !file.isEmpty, !file.hasPrefix("-"), file != "help" else { return nil }
         self.init(jobsFile: file)
@@ -86,6 +87,7 @@ struct RunOptions: Equatable {
         "--progress": Kind(), "--no-resume": Kind(isFlag: true), "--reset-incremental": Kind(repeatable: true),
         "--offline": Kind(isFlag: true), "--metrics-file": Kind(), "--metrics-push": Kind(),
         "--fail-fast": Kind(isFlag: true), "--max-time": Kind(),
+        "--dry-run": Kind(isFlag: true), "--state-dir": Kind(), "--shard": Kind(),
     ]
 
     static var quickOptionNames: [String] { quickOptions.keys.sorted() }
@@ -94,7 +96,8 @@ struct RunOptions: Equatable {
         switch name {
         case "--no-resume": noResume = true
         case "--offline": offline = true
-        default: failFast = true  // "--fail-fast", the last flag of `quickOptions`
+        case "--dry-run": dryRun = true
+        default: failFast = true  // "--fail-fast", the one flag of `quickOptions` left
         }
     }
 
@@ -116,6 +119,8 @@ struct RunOptions: Equatable {
         case "--metrics-file": metricsFile = value
         case "--metrics-push": metricsPush = value
         case "--max-time": maxTime = value
+        case "--state-dir": stateDir = value
+        case "--shard": shard = value
         default: return false
         }
         return true
