@@ -3,7 +3,7 @@ import ArgumentParser
 import FetchKit
 
 struct RunCommand: AsyncParsableCommand {
-    /// Set by `main.swift` when it parses `fetchctl run FILE …` with this command as the root
+    /// Set by `CommandLineEntry.run()` when it parses `fetchctl run FILE …` with this command as the root
     /// (set once, before parsing begins). The root is then named `fetchctl run`, with the usage
     /// line ArgumentParser writes for it as `Fetchctl`'s subcommand, so that errors read the same
     /// either way; and it has a super command's name, which is what tells ArgumentParser not to
@@ -99,7 +99,8 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Stop starting jobs and cancel running ones after this long (e.g. 90s, 10m); exit 1.", valueName: "duration"))
     var maxTime: String?
 
-    /// Begun from `main.swift` before the command line is parsed; nil unless it looks like `run FILE`.
+    /// Begun by `CommandLineEntry.run()` before the command line is parsed; nil unless it looks like
+    /// `run FILE` without `--dry-run`, `--state-dir` or `--shard` (`RunPrefetch.guessJobsFile`).
     static let prefetch = RunPrefetch.begin()
 
     /// The options as plain values, as `RunOptions(quicklyParsing:)` reads them too.

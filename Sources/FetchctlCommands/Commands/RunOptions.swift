@@ -149,7 +149,7 @@ struct RunOptions: Equatable {
         }
     }
 
-    /// The run these options ask for; `prefetch` is what `main.swift` began loading.
+    /// The run these options ask for; `prefetch` is what `CommandLineEntry.run()` began loading.
     func invocation(prefetch: RunPrefetch?) throws -> RunInvocation {
         var invocation = RunInvocation(jobsFile: jobsFile)
         invocation.prefetch = prefetch
