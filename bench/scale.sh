@@ -4,7 +4,7 @@
 #   bench/scale.sh [SIZES...]          # default: 10000 100000 1000000
 #   SCALE_FETCHCTL_ONLY=1 bench/scale.sh 1000000    # fetchctl's rows only (no curl, no YAML file)
 #   SCALE_SETTINGS=', cache: {behavior: do_not_cache}' bench/scale.sh   # more settings, for experiments
-#   SCALE_RUNS=5 bench/scale.sh 100000 1000000   # cold runs per size and tool (default 3)
+#   SCALE_RUNS=3 bench/scale.sh 100000 1000000   # cold runs per size and tool (default 5)
 #
 # For each size N: a CSV of N ids; nginx serves the same 1 KiB body for every /item/<id>, fresh for
 # an hour. Measured with /usr/bin/time (elapsed seconds, peak RSS):
@@ -71,7 +71,7 @@ measure() {
   cold "$1" : "${@:2}"
   report "$1"
 }
-runs="${SCALE_RUNS:-3}"
+runs="${SCALE_RUNS:-5}"
 
 : > "$results/scale.txt"
 echo "fetchctl $("$bin" --version), curl $(curl --version | head -1 | cut -d' ' -f2), $(nproc) cores" | tee -a "$results/scale.txt"
