@@ -5,4 +5,15 @@
 /// Swift's Glibc module does not carry <sys/vfs.h>'s statfs, whose f_type says.
 int fk_is_memory_file_system(const char *path);
 
+/// An unnamed regular file in `directory`, open for reading and writing (`O_TMPFILE`, Linux 3.11+): it has no
+/// name until `fk_link_unnamed` gives it one, and vanishes if the process dies first. -1 with errno
+/// set when it can't be made (EOPNOTSUPP or EISDIR where the file system has no such files, ENOENT
+/// when the directory is missing). O_TMPFILE is a macro Swift's Glibc module does not import.
+int fk_open_unnamed(const char *directory, int mode);
+
+/// Gives the unnamed file open as `fd` the name `path` (`linkat`; EEXIST when `path` exists).
+/// `AT_EMPTY_PATH` where the process may use it, else the file's /proc/self/fd link, as
+/// open(2) describes for unprivileged processes.
+int fk_link_unnamed(int fd, const char *path);
+
 #endif

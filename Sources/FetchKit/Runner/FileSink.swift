@@ -1,25 +1,34 @@
+import CFileSystem
 import Foundation
 import NIOCore
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Streams an accepted body to a temporary file beside `destination` and renames it into place
-/// only when the body is complete: a failed or interrupted job never leaves a file (partial or
+/// Streams an accepted body to a temporary file beside `destination` and gives it the destination's
+/// name only when the body is complete: a failed or interrupted job never leaves a file (partial or
 /// otherwise) at its destination. Directories are created as needed.
 ///
-/// The temporary file has a hidden name and is removed on failure. Saves are atomic but not fsynced
-/// (as curl); `durable` adds an fsync of the file and its directory around the rename.
+/// The temporary file is unnamed where the file system has such files (`O_TMPFILE`: tmpfs, ext4,
+/// XFS, Btrfs), and linked into place at the end: one change to the destination's directory a
+/// file instead of two (a create and a rename), which the event loops saving into one directory
+/// waited on each other for, and nothing left behind when the process is killed. Elsewhere it has
+/// a hidden name, is renamed into place, and is removed on failure. Saves are atomic but not
+/// fsynced (as curl); `durable` adds an fsync of the file and of its directory once it is in place.
 public final class FileSink: ResponseSink, StagedFileSink {
     public let destination: String
     public let temporaryPath: String
     public let durable: Bool
+    /// The destination's directory, where an unnamed temporary file is made.
+    private let directory: String
     private let state = LockedBox(State())
 
     private struct State {
         var fd: Int32 = -1
         /// The response cache's file the body goes to instead of `temporaryPath` (`open(_:sharing:)`).
         var shared: SharedBodyFile?
+        /// `fd` is an unnamed file in `directory` (`O_TMPFILE`), not `temporaryPath`.
+        var unnamed = false
     }
 
     private static let processTag = "\(getpid())-"
@@ -52,6 +61,12 @@ public final class FileSink: ResponseSink, StagedFileSink {
         self.destination = destination
         self.temporaryPath = temporaryPath
         self.durable = durable
+        let utf8 = destination.utf8
+        switch utf8.lastIndex(of: UInt8(ascii: "/")) {
+        case nil: directory = "."
+        case utf8.startIndex?: directory = "/"
+        case let slash?: directory = String(Substring(utf8[..<slash]))
+        }
     }
 
     public func open(_ head: TransportResponseHead) throws {
@@ -59,8 +74,20 @@ public final class FileSink: ResponseSink, StagedFileSink {
             if s.fd >= 0 { Glibc.close(s.fd) }
             s.fd = -1
             s.shared = nil
+            s.unnamed = false
             // The directory usually exists: try first, create it only when the open says it's missing.
-            var fd = Glibc.open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            var fd = fk_open_unnamed(directory, 0o644)
+            if fd < 0, errno == ENOENT {
+                try FileIO.createDirectory(containing: destination)
+                fd = fk_open_unnamed(directory, 0o644)
+            }
+            if fd >= 0 {
+                s.fd = fd
+                s.unnamed = true
+                return
+            }
+            // No unnamed files here (EOPNOTSUPP, EISDIR): a hidden name.
+            fd = Glibc.open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
             if fd < 0, errno == ENOENT {
                 try FileIO.createDirectory(containing: temporaryPath)
                 fd = Glibc.open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
@@ -101,6 +128,12 @@ public final class FileSink: ResponseSink, StagedFileSink {
                 let code = errno
                 Glibc.close(s.fd)
                 throw FileIO.error(code, "cannot flush '\(temporaryPath)'")
+            }
+            if s.unnamed {
+                defer { Glibc.close(s.fd) }
+                try placeUnnamed(s.fd)
+                if durable { FileIO.syncDirectory(of: destination) }
+                return
             }
             guard Glibc.close(s.fd) == 0 else { throw FileIO.error(errno, "cannot close '\(temporaryPath)'") }
             if let shared = s.shared {
@@ -145,12 +178,47 @@ public final class FileSink: ResponseSink, StagedFileSink {
         }
     }
 
+    /// Names the complete unnamed file `fd` `destination`: a link when nothing is there; a link
+    /// under the temporary name and a rename over the destination when something is (a rerun), so
+    /// it is never missing; a copy under the temporary name, renamed into place, where the file
+    /// can't be linked (no /proc for an unprivileged process).
+    private func placeUnnamed(_ fd: Int32) throws {
+        if fk_link_unnamed(fd, destination) == 0 { return }
+        if errno != EEXIST || fk_link_unnamed(fd, temporaryPath) != 0 {
+            guard lseek(fd, 0, SEEK_SET) == 0 else { throw FileIO.error(errno, "cannot read '\(temporaryPath)'") }
+            let output = Glibc.open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            guard output >= 0 else { throw FileIO.error(errno, "cannot create '\(temporaryPath)'") }
+            do {
+                _ = try FileIO.copy(from: fd, to: output, path: temporaryPath)
+            } catch {
+                Glibc.close(output)
+                unlink(temporaryPath)
+                throw error
+            }
+            guard Glibc.close(output) == 0 else {
+                let code = errno
+                unlink(temporaryPath)
+                throw FileIO.error(code, "cannot close '\(temporaryPath)'")
+            }
+        }
+        guard rename(temporaryPath, destination) == 0 else {
+            let code = errno
+            unlink(temporaryPath)
+            throw FileIO.error(code, "cannot move the file into place at '\(destination)'")
+        }
+    }
+
     public func abandon() async {
         state.withLock { s in
             if s.fd >= 0 { Glibc.close(s.fd) }
             s.fd = -1
-            if let shared = s.shared { unlinkat(shared.directory, shared.name, 0) } else { unlink(temporaryPath) }
+            if let shared = s.shared {
+                unlinkat(shared.directory, shared.name, 0)
+            } else if !s.unnamed {
+                unlink(temporaryPath)
+            }
             s.shared = nil
+            s.unnamed = false
         }
     }
 }

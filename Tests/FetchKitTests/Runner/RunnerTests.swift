@@ -1,5 +1,6 @@
 import Foundation
 import FetchKitTesting
+import NIOCore
 import Testing
 @testable import FetchKit
 
@@ -155,6 +156,37 @@ import Testing
         #expect(unicode.hasPrefix("/tmp/données/.café.json.fetchctl-\(pid)-"))
         #expect(Set((0..<100).map { _ in FileSink.save(to: "out/x").temporaryPath }).count == 100)
     }
+
+    /// A save is written to an unnamed file in the destination's directory where the file system
+    /// has them (the test directory's does, as tmpfs and ext4 do) and linked into place at the end:
+    /// nothing else ever appears in the directory, an abandoned save leaves nothing, and a save over
+    /// an existing file replaces it whole.
+    @Test func aSaveLeavesNothingButItsFile() async throws {
+        let dir = try TemporaryDirectory.make(prefix: "fetchkit-save")
+        let destination = dir + "/sub/page.bin"
+        let head = TransportResponseHead(status: 200, headers: HTTPHeaders(), expectedLength: nil)
+        func save(_ text: String, finishing: Bool) async throws {
+            let sink = FileSink.save(to: destination)
+            try sink.open(head)
+            try sink.write(ByteBuffer(string: text))
+            // Before the end the body has no name: the directory holds nothing new.
+            #expect(try FileManager.default.contentsOfDirectory(atPath: dir + "/sub").filter { $0 != "page.bin" } == [])
+            if finishing { try await sink.finish() } else { await sink.abandon() }
+        }
+        try await save("first", finishing: false)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir + "/sub") == [])
+        try await save("first", finishing: true)
+        #expect(try String(contentsOfFile: destination, encoding: .utf8) == "first")
+        try await save("second, longer", finishing: true)
+        #expect(try String(contentsOfFile: destination, encoding: .utf8) == "second, longer")
+        try await save("third", finishing: false)
+        #expect(try String(contentsOfFile: destination, encoding: .utf8) == "second, longer")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir + "/sub") == ["page.bin"])
+        let mode = try #require(try FileManager.default.attributesOfItem(atPath: destination)[.posixPermissions] as? Int)
+        #expect(mode & 0o777 == 0o644 & ~Int(Self.umask))
+    }
+
+    private static let umask: mode_t = { let old = Glibc.umask(0); Glibc.umask(old); return old }()
 
     @Test func selectionPullsInWhatAJobNeeds() throws {
         let fixture = try ConfigFixture(["jobs.yaml": """
