@@ -35,7 +35,7 @@ enum ConnectionOpener {
         let address = try? SocketAddress(ipAddress: key.host, port: key.port)
         let bootstrap = ClientBootstrap(group: eventLoop)
             .connectTimeout(.nanoseconds(timeout.inNanoseconds))
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .channelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: Self.largestRead))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
