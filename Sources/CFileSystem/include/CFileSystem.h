@@ -12,8 +12,9 @@ int fk_is_memory_file_system(const char *path);
 int fk_open_unnamed(const char *directory, int mode);
 
 /// Gives the unnamed file open as `fd` the name `path` (`linkat`; EEXIST when `path` exists).
-/// `AT_EMPTY_PATH` where the process may use it, else the file's /proc/self/fd link, as
-/// open(2) describes for unprivileged processes.
+/// `AT_EMPTY_PATH` where the kernel lets the process use it (recent kernels let any process link
+/// a file it opened with O_TMPFILE; older ones ask for CAP_DAC_READ_SEARCH), else the file's
+/// /proc/self/fd link, as open(2) describes.
 int fk_link_unnamed(int fd, const char *path);
 
 #endif

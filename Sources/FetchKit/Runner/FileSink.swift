@@ -181,7 +181,7 @@ public final class FileSink: ResponseSink, StagedFileSink {
     /// Names the complete unnamed file `fd` `destination`: a link when nothing is there; a link
     /// under the temporary name and a rename over the destination when something is (a rerun), so
     /// it is never missing; a copy under the temporary name, renamed into place, where the file
-    /// can't be linked (no /proc for an unprivileged process).
+    /// can't be linked (an older kernel refusing AT_EMPTY_PATH, and no /proc).
     private func placeUnnamed(_ fd: Int32) throws {
         if fk_link_unnamed(fd, destination) == 0 { return }
         if errno != EEXIST || fk_link_unnamed(fd, temporaryPath) != 0 {
