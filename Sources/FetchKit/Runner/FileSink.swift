@@ -101,6 +101,7 @@ public final class FileSink: ResponseSink, StagedFileSink {
         try state.withLock { s in
             if s.fd >= 0 { Glibc.close(s.fd) }
             s.shared = nil
+            s.unnamed = false
             s.fd = openat(file.directory, file.name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
             guard s.fd >= 0 else { throw FileIO.error(errno, "cannot create '\(file.path)'") }
             s.shared = file
