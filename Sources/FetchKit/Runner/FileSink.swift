@@ -161,22 +161,9 @@ public final class FileSink: ResponseSink, StagedFileSink {
             let input = openat(shared.directory, shared.name, O_RDONLY | O_CLOEXEC)
             guard input >= 0 else { throw FileIO.error(errno, "cannot read '\(shared.path)'") }
             defer { Glibc.close(input) }
-            let output = Glibc.open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            guard output >= 0 else { throw FileIO.error(errno, "cannot create '\(temporaryPath)'") }
-            do {
-                _ = try FileIO.copy(from: input, to: output, path: temporaryPath)
-            } catch {
-                Glibc.close(output)
-                unlink(temporaryPath)
-                throw error
-            }
-            guard Glibc.close(output) == 0 else { throw FileIO.error(errno, "cannot close '\(temporaryPath)'") }
+            try copyToTemporary(from: input)
         }
-        guard rename(temporaryPath, destination) == 0 else {
-            let code = errno
-            unlink(temporaryPath)
-            throw FileIO.error(code, "cannot move the file into place at '\(destination)'")
-        }
+        try renameIntoPlace()
     }
 
     /// Names the complete unnamed file `fd` `destination`: a link when nothing is there; a link
@@ -187,21 +174,32 @@ public final class FileSink: ResponseSink, StagedFileSink {
         if fk_link_unnamed(fd, destination) == 0 { return }
         if errno != EEXIST || fk_link_unnamed(fd, temporaryPath) != 0 {
             guard lseek(fd, 0, SEEK_SET) == 0 else { throw FileIO.error(errno, "cannot read '\(temporaryPath)'") }
-            let output = Glibc.open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            guard output >= 0 else { throw FileIO.error(errno, "cannot create '\(temporaryPath)'") }
-            do {
-                _ = try FileIO.copy(from: fd, to: output, path: temporaryPath)
-            } catch {
-                Glibc.close(output)
-                unlink(temporaryPath)
-                throw error
-            }
-            guard Glibc.close(output) == 0 else {
-                let code = errno
-                unlink(temporaryPath)
-                throw FileIO.error(code, "cannot close '\(temporaryPath)'")
-            }
+            try copyToTemporary(from: fd)
         }
+        try renameIntoPlace()
+    }
+
+    /// Copies `input`, from its offset to its end, into a new file at `temporaryPath` (in the kernel
+    /// where it can); nothing is left there if the copy fails.
+    private func copyToTemporary(from input: Int32) throws {
+        let output = Glibc.open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard output >= 0 else { throw FileIO.error(errno, "cannot create '\(temporaryPath)'") }
+        do {
+            _ = try FileIO.copy(from: input, to: output, path: temporaryPath)
+        } catch {
+            Glibc.close(output)
+            unlink(temporaryPath)
+            throw error
+        }
+        guard Glibc.close(output) == 0 else {
+            let code = errno
+            unlink(temporaryPath)
+            throw FileIO.error(code, "cannot close '\(temporaryPath)'")
+        }
+    }
+
+    /// Renames `temporaryPath` over the destination; removes it if that fails.
+    private func renameIntoPlace() throws {
         guard rename(temporaryPath, destination) == 0 else {
             let code = errno
             unlink(temporaryPath)
