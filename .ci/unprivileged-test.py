@@ -15,16 +15,12 @@ Prints one line per check and 'N passed, N failed'.
 """
 import http.server, os, pwd, shutil, socketserver, subprocess, sys, tempfile, threading
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import check, finish
+
 FETCHCTL = os.path.join(os.path.abspath(sys.argv[1]), "fetchctl")
 JOBS = 50
-passed = failed = 0
 version = {"n": 1}
-
-
-def check(condition, what):
-    global passed, failed
-    print(("ok   " if condition else "FAIL ") + what, flush=True)
-    passed, failed = (passed + 1, failed) if condition else (passed, failed + 1)
 
 
 def body(path):
@@ -121,5 +117,4 @@ finally:
     shutil.rmtree(work, ignore_errors=True)
     server.shutdown()
 
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+finish()
