@@ -87,7 +87,9 @@ let package = Package(
                 .product(name: "CSV", package: "CSV.swift"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-            ]
+            ],
+            // New stores' files, written into place instead of made with SQL (`StoreTemplate`).
+            resources: [.embedInCode("Resources/state.sqlite"), .embedInCode("Resources/cache-index.sqlite")]
         ),
         .target(
             name: "FetchKitTesting",

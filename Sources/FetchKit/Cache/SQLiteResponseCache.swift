@@ -179,8 +179,10 @@ public final class SQLiteResponseCache: ResponseCache {
         if directoryDescriptor >= 0 { Glibc.close(directoryDescriptor) }
     }
 
-    /// The index's pool and its number of rows.
-    private static func open(_ path: String) throws -> (DatabasePool, Int) {
+    /// The index's pool and its number of rows. A new index is written from `template`
+    /// (`StoreTemplate`), or with SQL when it is nil or can't be.
+    static func open(_ path: String, template: [UInt8]? = PackageResources.cache_index_sqlite) throws -> (DatabasePool, Int) {
+        let made = template.map { StoreTemplate.create(at: path, from: $0) } ?? false
         var configuration = SQLiteC.configuration()
         configuration.busyMode = .timeout(10)
         // `batchesStores` inserts rows as they come in a transaction left open between writes and
@@ -191,6 +193,8 @@ public final class SQLiteResponseCache: ResponseCache {
         // run took 74 s with 2 MiB, 62 s with 16 (bench/scale.sh), 32 measured no better.
         configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16384; PRAGMA temp_store = MEMORY") }
         let pool = try DatabasePool(path: path, configuration: configuration)
+        // From the template: the schema is current and the index empty.
+        if made { return (pool, 0) }
         try SchemaCreation.prepare(pool, schema: currentSchema, marker: "responses", migrator: migrator)
         // A torn or truncated file may open fine and fail only when a page is read: the count reads
         // them all. On the writer's connection, like the checks above: a reader connection would be

@@ -12,10 +12,19 @@ public final class StateStore: Sendable {
     private let queuedResults = LockedBox<(results: [JobResultRows.Row], scheduled: Bool)>(([], false))
 
     /// Opens (creating if needed) the store in `directory` and brings its schema up to date.
-    public init(directory: String) throws {
+    public convenience init(directory: String) throws {
+        try self.init(directory: directory, template: PackageResources.state_sqlite)
+    }
+
+    /// With `template` nil, a new store is made with SQL (`SchemaCreation`) rather than from its
+    /// template: what `StoreTemplateTests` writes the template from.
+    init(directory: String, template: [UInt8]?) throws {
         self.directory = directory
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let path = (directory as NSString).appendingPathComponent("state.sqlite")
+            // A new store from its template (`StoreTemplate`): nothing left to create or migrate.
+            let made = template.map { StoreTemplate.create(at: path, from: $0) } ?? false
             var configuration = SQLiteC.configuration()
             configuration.busyMode = .timeout(5)
             // WAL with synchronous=NORMAL: a commit survives the process dying at any moment (kill -9);
@@ -29,8 +38,8 @@ public final class StateStore: Sendable {
             // store in order (`beginRun` before any result), and runs are never deleted, so the check
             // SQLite made on every inserted result (a lookup in `runs`) could never fail.
             configuration.foreignKeysEnabled = false
-            pool = try DatabasePool(path: (directory as NSString).appendingPathComponent("state.sqlite"), configuration: configuration)
-            try SchemaCreation.prepare(pool, schema: Self.currentSchema, marker: "runs", migrator: Self.migrator)
+            pool = try DatabasePool(path: path, configuration: configuration)
+            if !made { try SchemaCreation.prepare(pool, schema: Self.currentSchema, marker: "runs", migrator: Self.migrator) }
         } catch let error as FetchError {
             throw error
         } catch {

@@ -7,6 +7,10 @@ import GRDB
 /// the state store's five migrations were 9.3 of the 13.9 million instructions of making it, the
 /// cache's 7.6 of 13.8 (BENCHMARKS.md). An existing store is migrated as before.
 ///
+/// A new store is normally written from its template instead (`StoreTemplate`), which is the file
+/// this writes; this remains the way where the template can't be written, and what the template is
+/// made from (`StoreTemplateTests`).
+///
 /// Each store's tests check that `schema` is what its migrations make, statement by statement
 /// (`StateStoreTests`, `CacheIndexFormatTests`).
 enum SchemaCreation {
