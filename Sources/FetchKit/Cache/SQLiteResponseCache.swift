@@ -37,7 +37,7 @@ public final class SQLiteResponseCache: ResponseCache {
     /// most the last 100 ms of rows (their bodies become orphans that `prune` removes). Off by default: a
     /// library's next request expects to find what the previous one stored; `fetchctl run` turns it on.
     public let batchesStores: Bool
-    let pool: DatabasePool
+    let pool: StoreConnections
     /// Read-only connections for lookups, one per event loop (see `lookupRows`).
     private let lookups: CacheLookupConnections
     /// The index's columns, which differ only in an index made by an older fetchctl and opened
@@ -137,7 +137,7 @@ public final class SQLiteResponseCache: ResponseCache {
             configuration.readonly = true
             configuration.busyMode = .timeout(5)
             do {
-                pool = try DatabasePool(path: path, configuration: configuration)
+                pool = try StoreConnections(path: path, configuration: configuration)
             } catch {
                 throw FetchError(.io, "cannot open the response cache '\(path)': \(error)")
             }
@@ -181,7 +181,7 @@ public final class SQLiteResponseCache: ResponseCache {
 
     /// The index's pool and its number of rows. A new index is written from `template`
     /// (`StoreTemplate`), or with SQL when it is nil or can't be.
-    static func open(_ path: String, template: [UInt8]? = PackageResources.cache_index_sqlite) throws -> (DatabasePool, Int) {
+    static func open(_ path: String, template: [UInt8]? = PackageResources.cache_index_sqlite) throws -> (StoreConnections, Int) {
         let made = template.map { StoreTemplate.create(at: path, from: $0) } ?? false
         var configuration = SQLiteC.configuration()
         configuration.busyMode = .timeout(10)
@@ -192,7 +192,7 @@ public final class SQLiteResponseCache: ResponseCache {
         // places (the key is a hash), and with 2 MiB most of them read a page again; a 1M-job cold
         // run took 74 s with 2 MiB, 62 s with 16 (bench/scale.sh), 32 measured no better.
         configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16384; PRAGMA temp_store = MEMORY") }
-        let pool = try DatabasePool(path: path, configuration: configuration)
+        let pool = try StoreConnections(path: path, configuration: configuration)
         // From the template: the schema is current and the index empty.
         if made { return (pool, 0) }
         try SchemaCreation.prepare(pool, schema: currentSchema, marker: "responses", migrator: migrator)

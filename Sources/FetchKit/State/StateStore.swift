@@ -7,7 +7,7 @@ import GRDB
 /// is needed for a fresh run to be correct: deleting `state_dir` loses history, never data.
 public final class StateStore: Sendable {
     public let directory: String
-    let pool: DatabasePool
+    let pool: StoreConnections
     /// Job results waiting for the writer (see `recordJobLater`).
     private let queuedResults = LockedBox<(results: [JobResultRows.Row], scheduled: Bool)>(([], false))
 
@@ -38,7 +38,7 @@ public final class StateStore: Sendable {
             // store in order (`beginRun` before any result), and runs are never deleted, so the check
             // SQLite made on every inserted result (a lookup in `runs`) could never fail.
             configuration.foreignKeysEnabled = false
-            pool = try DatabasePool(path: path, configuration: configuration)
+            pool = try StoreConnections(path: path, configuration: configuration)
             if !made { try SchemaCreation.prepare(pool, schema: Self.currentSchema, marker: "runs", migrator: Self.migrator) }
         } catch let error as FetchError {
             throw error

@@ -17,7 +17,7 @@ enum SchemaCreation {
     /// Writes `schema` into the database if it has neither `grdb_migrations` nor `marker` (a table
     /// of the schema), checked again under the write lock so that two processes making the same
     /// store at once make it once. Returns whether it wrote it: then nothing is left to migrate.
-    static func createIfNew(_ pool: DatabasePool, schema: String, marker: String, migrator: DatabaseMigrator) throws -> Bool {
+    static func createIfNew(_ pool: StoreConnections, schema: String, marker: String, migrator: DatabaseMigrator) throws -> Bool {
         let isNew = { (db: Database) throws -> Bool in try !db.tableExists("grdb_migrations") && !db.tableExists(marker) }
         guard try pool.writeWithoutTransaction(isNew) else { return false }
         return try pool.writeWithoutTransaction { db in
@@ -37,9 +37,9 @@ enum SchemaCreation {
     }
 
     /// Makes the store's schema if the database is new, and migrates it otherwise.
-    static func prepare(_ pool: DatabasePool, schema: String, marker: String, migrator: DatabaseMigrator) throws {
+    static func prepare(_ pool: StoreConnections, schema: String, marker: String, migrator: DatabaseMigrator) throws {
         if try !createIfNew(pool, schema: schema, marker: marker, migrator: migrator) {
-            try migrator.migrate(pool)
+            try migrator.migrate(pool.writer)
         }
     }
 }

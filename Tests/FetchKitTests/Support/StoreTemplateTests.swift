@@ -105,3 +105,4 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory).sorted() == ["existing.sqlite", "new.sqlite", "raced.sqlite"])
     }
 }
+
