@@ -141,7 +141,7 @@ public final class SQLiteResponseCache: ResponseCache {
             } catch {
                 throw FetchError(.io, "cannot open the response cache '\(path)': \(error)")
             }
-            lookups = try CacheLookupConnections(path: path)
+            lookups = CacheLookupConnections(path: path)
             let columns = (try? lookups.read { db in try db.columns(in: "responses").map(\.name) }) ?? []
             schema = SQLiteCacheRows.Schema(hasModifiedColumn: columns.contains("body_mtime"), hasURLKey: columns.contains("url_key"))
             return
@@ -162,7 +162,7 @@ public final class SQLiteResponseCache: ResponseCache {
             throw FetchError(.io, "cannot open the response cache '\(path)': \(error)")
         }
         schema = SQLiteCacheRows.Schema(hasModifiedColumn: true, hasURLKey: true)
-        do { lookups = try CacheLookupConnections(path: path) } catch { throw FetchError(.io, "cannot open the response cache '\(path)': \(error)") }
+        lookups = CacheLookupConnections(path: path)
         // `bodies/` and its 16 buckets (`bodies/0` … `bodies/f`) exist before any body is written.
         mkdir(bodiesPath, 0o755)
         var info = stat()
