@@ -47,25 +47,15 @@ enum ConnectionOpener {
                     // SNI and the name check take a host name; for an IP address NIOSSL checks the
                     // certificate against the address connected to.
                     try pipeline.addHandler(NIOSSLClientHandler(context: security.context, serverHostname: address != nil ? nil : key.host))
-                    let watcher = TLSHandshakeHandler(handshake: negotiated)
-                    try pipeline.addHandler(watcher)
-                    // Holds back what arrives after the handshake (an HTTP/2 server's SETTINGS) until
-                    // the protocol's handlers are in place.
-                    try pipeline.addHandler(ApplicationProtocolNegotiationHandler { result, channel in
-                        channel.eventLoop.makeCompletedFuture {
-                            do {
-                                if let pins = security.pins { try check(pins, on: channel) }
-                                channel.pipeline.syncOperations.removeHandler(watcher, promise: nil)
-                                if case .negotiated("h2") = result {
-                                    negotiated.succeed(.http2(try addHTTP2(to: channel, key: key)))
-                                } else {
-                                    negotiated.succeed(.http1(try addHTTP1(to: channel)))
-                                }
-                            } catch {
-                                negotiated.fail(error)
-                                channel.close(promise: nil)
-                                throw error
-                            }
+                    // Once the handshake is done: the pins, then the protocol's handlers, added
+                    // before anything that arrived with the handshake (an HTTP/2 server's SETTINGS)
+                    // is read on.
+                    try pipeline.addHandler(TLSNegotiationHandler(handshake: negotiated) { channel, negotiatedProtocol in
+                        if let pins = security.pins { try check(pins, on: channel) }
+                        if negotiatedProtocol == "h2" {
+                            negotiated.succeed(.http2(try addHTTP2(to: channel, key: key)))
+                        } else {
+                            negotiated.succeed(.http1(try addHTTP1(to: channel)))
                         }
                     })
                 }
@@ -152,15 +142,44 @@ struct TLSHandshakeTimeout: Error, CustomStringConvertible {
     var description: String { "TLS handshake timed out" }
 }
 
-/// Fails a new TLS connection's promise when the handshake fails or the connection closes before
-/// it is done. Removed from the pipeline once the protocol is settled.
-private final class TLSHandshakeHandler: ChannelInboundHandler, RemovableChannelHandler, @unchecked Sendable {
+/// A new TLS connection until its protocol is settled: fails the connection's promise when the
+/// handshake fails or the connection closes before it is done; once the handshake completes, runs
+/// `settle` with the protocol ALPN negotiated (nil: none), which adds the protocol's handlers, and
+/// removes itself. `settle` runs within the handshake's event, before NIOSSL passes on any data that
+/// came with it, so no read reaches the pipeline before the handlers that read it.
+///
+/// One handler where SwiftNIO's `ApplicationProtocolNegotiationHandler` and a second one watching
+/// for failures were two: the runtime walks every conformance record in the binary the first time a
+/// handler type is added to a pipeline (inbound? outbound?) and removed (removable?), about 400,000
+/// instructions each, on the connection's loop between the `connect` and the first request; the
+/// two types made six walks, this one three.
+private final class TLSNegotiationHandler: ChannelInboundHandler, RemovableChannelHandler, @unchecked Sendable {
     typealias InboundIn = NIOAny
 
     private let fail: (Error) -> Void
+    private let settle: (Channel, String?) throws -> Void
+    private var settled = false
 
-    init<Value>(handshake: EventLoopPromise<Value>) {
+    init<Value>(handshake: EventLoopPromise<Value>, settle: @escaping (Channel, String?) throws -> Void) {
         fail = { handshake.fail($0) }
+        self.settle = settle
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard !settled, case TLSUserEvent.handshakeCompleted(let negotiatedProtocol) = event else {
+            return context.fireUserInboundEventTriggered(event)
+        }
+        settled = true
+        // Passed on first, as SwiftNIO's handler does: the protocol's handlers don't see it.
+        context.fireUserInboundEventTriggered(event)
+        do {
+            try settle(context.channel, negotiatedProtocol)
+        } catch {
+            fail(error)
+            context.close(promise: nil)
+            return
+        }
+        context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
