@@ -24,15 +24,20 @@ enum StoreTemplate {
     /// store at once make it once, and a crash leaves either no file or a complete one. False,
     /// with nothing left behind, when a file is there or anything fails: the caller then opens
     /// `path` as before and SQLite makes (or migrates) the store.
-    static func create(at path: String, from template: [UInt8]) -> Bool {
+    ///
+    /// `unnamedFiles` false takes the hidden name where an unnamed file would do (the tests' way to
+    /// that path).
+    static func create(at path: String, from template: [UInt8], unnamedFiles: Bool = true) -> Bool {
         if template.isEmpty || access(path, F_OK) == 0 || errno != ENOENT { return false }
         let directory = (path as NSString).deletingLastPathComponent
-        var fd = fk_open_unnamed(directory, 0o644)
+        var fd: Int32 = unnamedFiles ? fk_open_unnamed(directory, 0o644) : -1
         var hidden: String?
         if fd < 0 {
-            // No unnamed files here: a hidden name of this process's, linked the same way.
-            let name = UTF8Text.joined(directory, "/.", (path as NSString).lastPathComponent, ".\(getpid()).template")
-            fd = Glibc.open(name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            // No unnamed files here: a hidden name of this call's own (two threads of one process
+            // may make the same store), linked the same way.
+            let name = UTF8Text.joined(directory, "/.", (path as NSString).lastPathComponent,
+                                       ".\(getpid()).\(String(UInt64.random(in: .min ... .max), radix: 16)).template")
+            fd = Glibc.open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
             guard fd >= 0 else { return false }
             hidden = name
         }

@@ -79,26 +79,27 @@ import Testing
     }
 
     /// Written once, never over a file that is there, with nothing else left in the directory,
-    /// also when many threads make the same store at once.
-    @Test func aTemplateIsWrittenOnceAndNeverOverAFile() throws {
+    /// also when many threads make the same store at once; as an unnamed file, and under a hidden
+    /// name where the file system has no unnamed files.
+    @Test(arguments: [true, false]) func aTemplateIsWrittenOnceAndNeverOverAFile(unnamedFiles: Bool) throws {
         let directory = try TemporaryDirectory.make(prefix: "fetchctl-template-once")
         let template: [UInt8] = Array("a template".utf8)
         let path = directory + "/new.sqlite"
-        #expect(StoreTemplate.create(at: path, from: template))
+        #expect(StoreTemplate.create(at: path, from: template, unnamedFiles: unnamedFiles))
         #expect(Array(try Data(contentsOf: URL(fileURLWithPath: path))) == template)
-        #expect(!StoreTemplate.create(at: path, from: Array("another".utf8)))
+        #expect(!StoreTemplate.create(at: path, from: Array("another".utf8), unnamedFiles: unnamedFiles))
         #expect(Array(try Data(contentsOf: URL(fileURLWithPath: path))) == template)
 
         let existing = directory + "/existing.sqlite"
         #expect(FileManager.default.createFile(atPath: existing, contents: Data("kept".utf8)))
-        #expect(!StoreTemplate.create(at: existing, from: template))
+        #expect(!StoreTemplate.create(at: existing, from: template, unnamedFiles: unnamedFiles))
         #expect(try String(contentsOfFile: existing, encoding: .utf8) == "kept")
         #expect(!StoreTemplate.create(at: directory + "/empty.sqlite", from: []))
 
         let raced = directory + "/raced.sqlite"
         let wins = LockedBox(0)
         DispatchQueue.concurrentPerform(iterations: 16) { _ in
-            if StoreTemplate.create(at: raced, from: template) { wins.withLock { $0 += 1 } }
+            if StoreTemplate.create(at: raced, from: template, unnamedFiles: unnamedFiles) { wins.withLock { $0 += 1 } }
         }
         #expect(wins.withLock { $0 } == 1)
         #expect(Array(try Data(contentsOf: URL(fileURLWithPath: raced))) == template)
