@@ -10,8 +10,10 @@ import Glibc
 ///
 /// A run with a new state directory (a first run, each pod of a sharded batch, a CI job) made two
 /// stores before its first request: 3.9 million instructions of SQLite compiling `CREATE TABLE`s,
-/// a rollback journal, and seven `fdatasync`s a store (the journal, the directory, the file, the
-/// WAL). From the template it is one write and one `fdatasync` a store.
+/// a rollback journal, and three `fdatasync`s a store for it (the journal, the directory, the
+/// file). From the template it is one write and one `fdatasync` a store (SQLite still syncs the
+/// directory when it makes the WAL, and checkpoints at the end: a one-job run's 15 `fdatasync`s
+/// are 13).
 ///
 /// The templates are what `SchemaCreation` writes (the store's `currentSchema` and every migration
 /// recorded as applied), in WAL mode. `StateStoreTests` and `CacheIndexFormatTests` check that a
