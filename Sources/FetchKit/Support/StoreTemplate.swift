@@ -31,6 +31,10 @@ enum StoreTemplate {
     /// that path).
     static func create(at path: String, from template: [UInt8], unnamedFiles: Bool = true) -> Bool {
         if template.isEmpty || access(path, F_OK) == 0 || errno != ENOENT { return false }
+        // A WAL left from a store whose file was deleted: SQLite discards the WAL of an empty
+        // database, so a store it makes itself starts clean, but would lay the old WAL's pages over
+        // a template (StaleWALTests). Made with SQL then.
+        if access(path + "-wal", F_OK) == 0 || errno != ENOENT { return false }
         let directory = (path as NSString).deletingLastPathComponent
         var fd: Int32 = unnamedFiles ? fk_open_unnamed(directory, 0o644) : -1
         var hidden: String?

@@ -107,3 +107,25 @@ import Testing
     }
 }
 
+
+/// A store's file deleted without its WAL: SQLite discards a WAL whose database is empty, but a
+/// template is not empty, and SQLite would lay the old WAL's pages over it.
+@Suite struct StaleWALTests {
+    @Test func aNewStoreBesideAnOldWALIsMadeWithSQLAndWorks() throws {
+        let directory = try TemporaryDirectory.make(prefix: "fetchctl-template-stale") + "/state"
+        let old = try StateStore(directory: directory)
+        for n in 0..<50 { try old.beginRun(id: "run-\(n)", jobsFile: "jobs.yaml", jobs: 1) }
+        let wal = directory + "/state.sqlite-wal"
+        let kept = try Data(contentsOf: URL(fileURLWithPath: wal))
+        #expect(kept.count > 0)
+        try old.pool.close()
+        // The user deletes the store's file; a WAL like the one the store had is left beside it.
+        try FileManager.default.removeItem(atPath: directory + "/state.sqlite")
+        try kept.write(to: URL(fileURLWithPath: wal))
+        let store = try StateStore(directory: directory)
+        #expect(try store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM runs") } == 0)
+        #expect(try store.pool.read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") } == "ok")
+        try store.beginRun(id: "new", jobsFile: "jobs.yaml", jobs: 1)
+        #expect(try store.recentRuns().map(\.id) == ["new"])
+    }
+}
