@@ -33,9 +33,9 @@ final class StoreConnections: Sendable {
         readerConfiguration = reading
     }
 
-    /// The reader, opened now if it is the first read.
+    /// The reader, opened now if it is the first read; a read-only store's one connection.
     func reader() throws -> DatabaseQueue {
-        if readerConfiguration.readonly == writer.configuration.readonly { return writer }
+        if writer.configuration.readonly { return writer }
         return try opened.withLock { reader in
             if let reader { return reader }
             let made = try DatabaseQueue(path: path, configuration: readerConfiguration)

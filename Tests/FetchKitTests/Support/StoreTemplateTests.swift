@@ -41,16 +41,22 @@ import Testing
         return path
     }
 
+    /// The store SQL made at `made` (closed) against `template`: the same schema, applied
+    /// migrations and settings, WAL mode, `table` empty. With `FETCHCTL_WRITE_STORE_TEMPLATES=1`
+    /// the made store is first written over the resource `name`.
+    func expectTemplate(_ template: [UInt8], named name: String, isWhatWasMadeAt made: String, emptyTable table: String) throws {
+        if Self.writes { try Data(contentsOf: URL(fileURLWithPath: made)).write(to: URL(fileURLWithPath: Self.resources + "/" + name)) }
+        let described = try describe(try copy(template, named: name))
+        #expect(described == (try describe(made)), "run FETCHCTL_WRITE_STORE_TEMPLATES=1 swift test --filter StoreTemplateTests")
+        #expect(described.contains("journal_mode wal"))
+        #expect(described.contains("\(table): 0 rows"))
+    }
+
     @Test func theStateStoresTemplateIsWhatSchemaCreationWrites() throws {
         let directory = try TemporaryDirectory.make(prefix: "fetchctl-template-state")
         let store = try StateStore(directory: directory, template: nil)
         try store.pool.close()
-        let made = directory + "/state.sqlite"
-        if Self.writes { try Data(contentsOf: URL(fileURLWithPath: made)).write(to: URL(fileURLWithPath: Self.resources + "/state.sqlite")) }
-        let template = try describe(try copy(PackageResources.state_sqlite, named: "state.sqlite"))
-        #expect(template == (try describe(made)), "run FETCHCTL_WRITE_STORE_TEMPLATES=1 swift test --filter StoreTemplateTests")
-        #expect(template.contains("journal_mode wal"))
-        #expect(template.contains("runs: 0 rows"))
+        try expectTemplate(PackageResources.state_sqlite, named: "state.sqlite", isWhatWasMadeAt: directory + "/state.sqlite", emptyTable: "runs")
     }
 
     @Test func theCacheIndexsTemplateIsWhatSchemaCreationWrites() throws {
@@ -58,11 +64,7 @@ import Testing
         let (pool, count) = try SQLiteResponseCache.open(made, template: nil)
         #expect(count == 0)
         try pool.close()
-        if Self.writes { try Data(contentsOf: URL(fileURLWithPath: made)).write(to: URL(fileURLWithPath: Self.resources + "/cache-index.sqlite")) }
-        let template = try describe(try copy(PackageResources.cache_index_sqlite, named: "index.sqlite"))
-        #expect(template == (try describe(made)), "run FETCHCTL_WRITE_STORE_TEMPLATES=1 swift test --filter StoreTemplateTests")
-        #expect(template.contains("journal_mode wal"))
-        #expect(template.contains("responses: 0 rows"))
+        try expectTemplate(PackageResources.cache_index_sqlite, named: "cache-index.sqlite", isWhatWasMadeAt: made, emptyTable: "responses")
     }
 
     /// A new state directory's stores are their templates, byte for byte, once opened.
