@@ -47,7 +47,12 @@ int main(int argc, char **argv) {
         } else if (strcmp(method, "unnamed") == 0) {
             if ((fd = open(out, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644)) < 0) fail("open unnamed in", out);
             if (write(fd, body, (size_t)size) != size) fail("write", path);
-            if (linkat(fd, "", AT_FDCWD, path, AT_EMPTY_PATH) != 0) fail("link", path);
+            // As fetchctl's fk_link_unnamed: by descriptor, else through /proc where that is refused.
+            if (linkat(fd, "", AT_FDCWD, path, AT_EMPTY_PATH) != 0) {
+                char proc[32];
+                snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+                if (linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW) != 0) fail("link", path);
+            }
         } else if (strcmp(method, "cached") == 0) {
             snprintf(name, sizeof name, "bodies/%lx/b%lx", n & 15, n);
             if ((fd = openat(cacheDirectory, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0) fail("create", name);

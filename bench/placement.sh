@@ -8,8 +8,9 @@
 #
 #   bench/placement.sh [ROUNDS] [COUNT] [SIZE]      # defaults 25 rounds, 2000 files, 16384 bytes
 #
-# Needs root (the private mount namespace and tmpfs of bench/lib.sh; fetchctl links an unnamed file
-# by its descriptor, AT_EMPTY_PATH, as root does). Writes bench/results/placement.tsv.
+# Needs root for bench/lib.sh's private mount namespace and tmpfs. Unnamed files are linked as
+# fetchctl links them (fk_link_unnamed: by descriptor, else through /proc). Writes
+# bench/results/placement.tsv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds="${1:-25}"
