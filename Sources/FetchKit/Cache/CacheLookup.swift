@@ -163,8 +163,9 @@ struct CacheLookup: Sendable {
     /// the request header names the response varies on (for `entryToStore`), nil to store nothing.
     func mayStore(_ head: TransportResponseHead, sent: BuiltRequest) -> [String]? {
         if options.handler.storesNothing { return nil }
-        guard CacheRules.isStorable(method: sent.method, status: head.status, requestHeaders: sent.headers, responseHeaders: head.headers),
-              let names = CacheRules.varyNames(head.headers) else { return nil }
+        let fields = CacheRules.ResponseFields(head.headers)
+        guard CacheRules.isStorable(method: sent.method, status: head.status, requestHeaders: sent.headers, responseHeaders: head.headers, fields: fields),
+              let names = CacheRules.varyNames(head.headers, fields: fields) else { return nil }
         let authenticated = options.authenticated || sent.headers["Authorization"] != nil
         return !authenticated || options.storesAuthenticated ? names : nil
     }

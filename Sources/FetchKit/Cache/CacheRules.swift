@@ -159,16 +159,41 @@ public enum CacheRules {
     /// 0 and is revalidated, and it can still stand in when the origin fails. The Authorization
     /// rule and `Set-Cookie` are the caller's.
     public static func isStorable(method: HTTPMethod, status: Int, requestHeaders: HTTPHeaders, responseHeaders: HTTPHeaders) -> Bool {
+        isStorable(method: method, status: status, requestHeaders: requestHeaders, responseHeaders: responseHeaders,
+                   fields: ResponseFields(responseHeaders))
+    }
+
+    /// `isStorable`, with the response's `fields` known (`ResponseFields`).
+    static func isStorable(method: HTTPMethod, status: Int, requestHeaders: HTTPHeaders, responseHeaders: HTTPHeaders,
+                           fields: ResponseFields) -> Bool {
         guard method == .get || method == .head, status >= 200, status != 206, status != 304 else { return false }
         guard !CacheControl(request: requestHeaders).noStore else { return false }
-        let response = CacheControl(responseHeaders)
+        let response = fields.cacheControl ? CacheControl(responseHeaders) : CacheControl()
         if response.mustUnderstand {
             guard understoodStatuses.contains(status) else { return false }
         } else if response.noStore {
             return false
         }
-        return response.maxAge != nil || responseHeaders.value(for: "Expires") != nil || response.isPublic || response.isPrivate
+        return response.maxAge != nil || fields.expires || response.isPublic || response.isPrivate
             || CacheFreshness.heuristicallyCacheable.contains(status)
+    }
+
+    /// Which of the fields that decide storing a response has, found in one pass over its fields
+    /// rather than one pass for each (every response the cache sees is asked).
+    struct ResponseFields {
+        var cacheControl = false, expires = false, vary = false
+
+        init(_ headers: HTTPHeaders) {
+            let same = HTTPHeaders.sameName
+            headers.forEachField { name, _ in
+                switch name.utf8.count {
+                case 13: if !cacheControl, same(name, "Cache-Control") { cacheControl = true }
+                case 7: if !expires, same(name, "Expires") { expires = true }
+                case 4: if !vary, same(name, "Vary") { vary = true }
+                default: break
+                }
+            }
+        }
     }
 
     /// The fields to store from a response (§3.1): all but hop-by-hop ones, those named by
@@ -176,16 +201,36 @@ public enum CacheRules {
     /// (`modify.strip_headers`). With `receivedAt`, a response without `Date` gets one (RFC 9110
     /// §6.6.1: a recipient that caches such a response appends the time it was received).
     public static func storedHeaders(from response: HTTPHeaders, strip: [String] = [], receivedAt: Date? = nil) -> HTTPHeaders {
-        // Names compared in place, without lowercased copies or sets: this runs for every response stored.
-        let named = connectionNames(response)
+        // Names compared in place, without lowercased copies or sets, in one pass that also notes
+        // `Connection` and `Date`: this runs for every response stored, and nearly none has a
+        // `Connection` naming other fields.
         var stored = HTTPHeaders()
         stored.reserveCapacity(response.count + 1)
+        var hasConnection = false, hasDate = false
         response.forEachField { name, value in
-            if isUnstorable(name) || named.contains(where: { HTTPHeaders.sameName($0, name) })
-                || strip.contains(where: { HTTPHeaders.sameName($0, name) }) { return }
+            if isUnstorable(name) {
+                // `Connection: keep-alive` (or `close`), as most servers send it, names no field.
+                if !hasConnection, HTTPHeaders.sameName(name, "connection"), !HTTPHeaders.sameName(value, "keep-alive"),
+                   !HTTPHeaders.sameName(value, "close") { hasConnection = true }
+                return
+            }
+            if !strip.isEmpty, strip.contains(where: { HTTPHeaders.sameName($0, name) }) { return }
+            if !hasDate, name.utf8.count == 4, HTTPHeaders.sameName(name, "date") { hasDate = true }
             stored.add(name: name, value: value)
         }
-        if let receivedAt, stored.value(for: "Date") == nil {
+        if hasConnection {
+            let named = connectionNames(response)
+            if !named.isEmpty {
+                var kept = HTTPHeaders()
+                kept.reserveCapacity(stored.count + 1)
+                stored.forEachField { name, value in
+                    if !named.contains(where: { HTTPHeaders.sameName($0, name) }) { kept.add(name: name, value: value) }
+                }
+                stored = kept
+                hasDate = stored.contains(name: "Date")
+            }
+        }
+        if let receivedAt, !hasDate {
             stored.add(name: "Date", value: HTTPDate.format(receivedAt))
         }
         return stored
@@ -336,6 +381,12 @@ public enum CacheRules {
     /// lowercased, deduplicated and sorted; `[]` without `Vary`; nil for `Vary: *`, which no
     /// request matches.
     public static func varyNames(_ response: HTTPHeaders) -> [String]? {
+        varyNames(response, fields: ResponseFields(response))
+    }
+
+    /// `varyNames`, with the response's `fields` known: nothing to read without `Vary`.
+    static func varyNames(_ response: HTTPHeaders, fields: ResponseFields) -> [String]? {
+        guard fields.vary else { return [] }
         var names = Set<String>()
         for value in response.values(for: "Vary") {
             for member in splitList(value) {

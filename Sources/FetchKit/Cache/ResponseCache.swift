@@ -98,12 +98,29 @@ public protocol CacheBodyWriter: Sendable {
 public struct SharedBodyFile: Sendable {
     public var directory: Int32
     public var name: String
-    public var path: String
+    /// The whole path, or the directory's when `name` is to be appended (made only when a message
+    /// asks: every stored response hands one of these over).
+    private var pathOrBase: String
+    private var appendsName: Bool
+
+    public var path: String {
+        get { appendsName ? UTF8Text.joined(pathOrBase, "/", name) : pathOrBase }
+        set { pathOrBase = newValue; appendsName = false }
+    }
 
     public init(directory: Int32, name: String, path: String) {
         self.directory = directory
         self.name = name
-        self.path = path
+        pathOrBase = path
+        appendsName = false
+    }
+
+    /// `name` under the directory whose path is `base` (open as `directory`).
+    init(directory: Int32, name: String, under base: String) {
+        self.directory = directory
+        self.name = name
+        pathOrBase = base
+        appendsName = true
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,12 +23,13 @@ struct CacheMiss: Error {
 ///
 /// Either way the body is complete in `bodies/` before its index row is committed.
 final class SQLiteCacheBodyWriter: CacheBodyWriter {
-    /// Where the body is: the temporary file while copying, the final one when shared.
-    let path: String
+    /// The temporary file while copying; nil when shared (the body's path is then `path`).
+    private let temporaryPath: String?
+    /// The cache directory's path (a shared body's `path` is made from it only when asked for:
+    /// only messages and a failed link need it, and every stored response made it).
+    private let directory: String
     /// The name under the cache directory the index row records (`bodies/x/<name>`).
     let storageName: String
-    /// The file the sink writes, when shared (the final name); nil when copying.
-    let sharedFile: SharedBodyFile?
     /// The cache directory open (-1 if it isn't): `storageName` relative to it walks three path
     /// components, not the cache's whole path.
     private let descriptor: Int32
@@ -35,7 +37,16 @@ final class SQLiteCacheBodyWriter: CacheBodyWriter {
     /// a writer lives for one response, and the cache holds no writer.
     private let owner: SQLiteResponseCache
     private let state = LockedBox(State())
-    private static let counter = LockedBox(0)
+    /// Bodies named by this process so far: an atomic add, not a lock, for every stored response.
+    private static let counter = Atomic<Int>(0)
+
+    /// Where the body is: the temporary file while copying, the final one when shared.
+    var path: String { temporaryPath ?? UTF8Text.joined(directory, "/", storageName) }
+
+    /// The file the sink writes, when shared (the final name); nil when copying.
+    var sharedFile: SharedBodyFile? {
+        temporaryPath == nil ? SharedBodyFile(directory: descriptor, name: storageName, under: directory) : nil
+    }
 
     private struct State {
         /// The temporary file when copying; the sink's descriptor of the shared file (not ours to close).
@@ -55,19 +66,16 @@ final class SQLiteCacheBodyWriter: CacheBodyWriter {
     ///   - owner: the cache, told about a body that could not be kept.
     init(directory: String, descriptor: Int32, shared: Bool, owner: SQLiteResponseCache) throws {
         self.owner = owner
-        let serial = Self.counter.withLock { $0 += 1; return $0 }
-        // Hex without leading zeros: short enough to need no allocation of its own.
-        let number = String(serial, radix: 16)
-        let bucket = Self.buckets[serial & 15]  // 16 buckets filled in turn
-        storageName = UTF8Text.joined("bodies/", bucket, Self.processTag, number)
+        self.directory = directory
         self.descriptor = descriptor
+        let serial = Self.counter.add(1, ordering: .relaxed).newValue
+        storageName = Self.name(serial)
         if shared {
-            path = UTF8Text.joined(directory, "/", storageName)
-            sharedFile = SharedBodyFile(directory: descriptor, name: storageName, path: path)
+            temporaryPath = nil
             return
         }
-        sharedFile = nil
-        path = UTF8Text.joined(directory, "/tmp/", Self.processTag, UTF8Text.joined(number, ".tmp"))
+        let path = UTF8Text.joined(directory, "/tmp/", Self.processTag, UTF8Text.joined(String(serial, radix: 16), ".tmp"))
+        temporaryPath = path
         var fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         if fd < 0, errno == ENOENT {
             try FileIO.createDirectory(containing: path)
@@ -80,12 +88,26 @@ final class SQLiteCacheBodyWriter: CacheBodyWriter {
     /// Names are this tag and a counter: unique among the processes sharing a cache without a
     /// random draw (a system call) per body.
     private static let processTag = Hex.string(UInt64.random(in: .min ... .max))
-    private static let buckets = (0..<16).map { String($0, radix: 16) + "/" }
+
+    /// `bodies/<b>/<processTag><serial>`: the serial in hex without leading zeros, in one of 16
+    /// buckets filled in turn (its last digit), written into one string with no others made first.
+    static func name(_ serial: Int) -> String {
+        let value = UInt64(truncatingIfNeeded: serial)
+        let digits = max(1, (67 - value.leadingZeroBitCount) / 4)  // hex digits of value (1 for 0)
+        let tag = processTag
+        return String(unsafeUninitializedCapacity: 9 + tag.utf8.count + digits) { buffer in
+            var offset = UTF8Text.copy("bodies/", into: buffer, at: 0)
+            buffer[offset] = Hex.digit(value & 15)
+            buffer[offset + 1] = UInt8(ascii: "/")
+            offset = UTF8Text.copy(tag, into: buffer, at: offset + 2)
+            for index in 0..<digits {
+                buffer[offset + index] = Hex.digit(value >> UInt64(4 * (digits - 1 - index)) & 15)
+            }
+            return offset + digits
+        }
+    }
 
     var size: Int64 { state.withLock { $0.size } }
-    /// Whether the body is under its final name already (shared and complete).
-    var isInPlace: Bool { state.withLock { $0.inPlace } }
-    var modified: Int64? { state.withLock { $0.modified } }
 
     func sharedFileOpened(_ descriptor: Int32) {
         state.withLock { $0.fd = descriptor }
@@ -93,7 +115,7 @@ final class SQLiteCacheBodyWriter: CacheBodyWriter {
 
     func write(_ chunk: ByteBuffer) throws {
         try state.withLock { s in
-            if sharedFile == nil {
+            if let path = temporaryPath {
                 guard s.fd >= 0 else { throw FetchError(.io, "'\(path)' is not open") }
                 try FileIO.write(chunk, to: s.fd, path: path)
             }
@@ -106,20 +128,30 @@ final class SQLiteCacheBodyWriter: CacheBodyWriter {
     /// warns once per directory and reason) and leaves the writer `failed`: `store` then drops
     /// the body and the job goes on.
     func complete() {
+        state.withLock { completeOnce(&$0) }
+    }
+
+    /// The complete body as the index row records it (completing it if the sink has not): its
+    /// size, modification time and whether it is under its final name; nil when it failed. One
+    /// lock for what `store` asked in five.
+    func completed() -> (size: Int64, modified: Int64?, inPlace: Bool)? {
         state.withLock { s in
-            if s.modified != nil || s.failed { return }  // completed already
-            do {
-                try complete(&s)
-            } catch {
-                // Reported with the reason only: once, not once per response.
-                s.failed = true
-                let reason = (error as? Failure)?.reason ?? (error as? FetchError)?.message.components(separatedBy: ": ").last ?? "\(error)"
-                owner.report(sharedFile == nil ? (path as NSString).deletingLastPathComponent : owner.bodiesPath, "cannot store responses: \(reason)")
-            }
+            completeOnce(&s)
+            return s.failed ? nil : (s.size, s.modified, s.inPlace)
         }
     }
 
-    var failed: Bool { state.withLock { $0.failed } }
+    private func completeOnce(_ s: inout State) {
+        if s.modified != nil || s.failed { return }  // completed already
+        do {
+            try complete(&s)
+        } catch {
+            // Reported with the reason only: once, not once per response.
+            s.failed = true
+            let reason = (error as? Failure)?.reason ?? (error as? FetchError)?.message.components(separatedBy: ": ").last ?? "\(error)"
+            owner.report(temporaryPath.map { ($0 as NSString).deletingLastPathComponent } ?? owner.bodiesPath, "cannot store responses: \(reason)")
+        }
+    }
 
     private struct Failure: Error {
         var reason: String
@@ -131,7 +163,7 @@ final class SQLiteCacheBodyWriter: CacheBodyWriter {
 
     private func complete(_ s: inout State) throws {
         var info = stat()
-        if sharedFile != nil {
+        if temporaryPath == nil {
             // The sink's own descriptor (never closed here) when it said, else the name.
             let found = s.fd >= 0 ? fstat(s.fd, &info) : descriptor >= 0 ? fstatat(descriptor, storageName, &info, 0) : stat(path, &info)
             s.fd = -1
@@ -150,10 +182,10 @@ final class SQLiteCacheBodyWriter: CacheBodyWriter {
     func discard() {
         state.withLock { s in
             // A shared file's descriptor is the sink's to close.
-            if s.fd >= 0, sharedFile == nil { Glibc.close(s.fd) }
+            if s.fd >= 0, temporaryPath != nil { Glibc.close(s.fd) }
             s.fd = -1
             // A shared file is the sink's too: once linked at its destination, only the cache's name goes.
-            unlink(path)
+            if temporaryPath == nil, descriptor >= 0 { unlinkat(descriptor, storageName, 0) } else { unlink(path) }
             s.inPlace = false
         }
     }

@@ -23,7 +23,8 @@ enum SQLiteCacheRows {
         let statement = try db.cachedStatement(sql: sql).sqliteStatement
         sqlite3_reset(statement)
         defer { sqlite3_reset(statement) }  // ends the statement's read at once
-        SQLiteC.bind(digest.hex, to: statement, at: 1)
+        // The hex is copied by SQLite (SQLITE_TRANSIENT): the stack buffer ends with the closure.
+        digest.withHex { SQLiteC.bindTransient($0, to: statement, at: 1) }
         SQLiteC.bind(method.rawValue, to: statement, at: 2)
         if schema.hasURLKey { sqlite3_bind_int64(statement, 3, digest.key) }
         var entries: [CachedResponse] = []
@@ -104,23 +105,41 @@ enum SQLiteCacheRows {
                 }
             }
             sqlite3_reset(upsert)
-            // Texts first (1–7), in place; then the numbers.
-            try SQLiteC.withTexts([row.digest.hex, row.method, row.varyKey, row.varyNames, row.url, row.headers, row.body], boundTo: upsert, from: 1) {
-                SQLiteC.bind(Int64(row.status), to: upsert, at: 8)
-                SQLiteC.bind(row.requestTime, to: upsert, at: 9)
-                SQLiteC.bind(row.responseTime, to: upsert, at: 10)
-                SQLiteC.bind(row.ttl, to: upsert, at: 11)
-                SQLiteC.bind(row.size, to: upsert, at: 12)
-                SQLiteC.bind(row.modified, to: upsert, at: 13)
-                SQLiteC.bind(row.storedAt, to: upsert, at: 14)
-                SQLiteC.bind(row.storedAt, to: upsert, at: 15)
-                sqlite3_bind_int64(upsert, 16, row.digest.key)
-                try SQLiteC.run(upsert, in: db, "INSERT INTO responses")
-            }
+            try bind(row, to: upsert) { try SQLiteC.run(upsert, in: db, "INSERT INTO responses") }
             added += row.size
         }
         try BodyBytes.add(added, in: db)
         return replaced
+    }
+
+    /// Binds `row` to the insert's parameters and calls `body` while they are bound: the texts in
+    /// place (the digest's hex from the stack, the others from the row's strings, none copied),
+    /// then the numbers. The bindings are cleared after: they point into memory that is gone then.
+    private static func bind(_ row: SQLiteResponseCache.PendingRow, to upsert: OpaquePointer, _ body: () throws -> Void) throws {
+        defer { sqlite3_clear_bindings(upsert) }
+        SQLiteC.bind(Int64(row.status), to: upsert, at: 8)
+        SQLiteC.bind(row.requestTime, to: upsert, at: 9)
+        SQLiteC.bind(row.responseTime, to: upsert, at: 10)
+        SQLiteC.bind(row.ttl, to: upsert, at: 11)
+        SQLiteC.bind(row.size, to: upsert, at: 12)
+        SQLiteC.bind(row.modified, to: upsert, at: 13)
+        SQLiteC.bind(row.storedAt, to: upsert, at: 14)
+        SQLiteC.bind(row.storedAt, to: upsert, at: 15)
+        sqlite3_bind_int64(upsert, 16, row.digest.key)
+        try row.digest.withHex { hex in
+            sqlite3_bind_text(upsert, 1, UnsafeRawPointer(hex.baseAddress!).assumingMemoryBound(to: CChar.self), Int32(hex.count), nil)
+            try SQLiteC.withText(row.method, boundTo: upsert, at: 2) {
+                try SQLiteC.withText(row.varyKey, boundTo: upsert, at: 3) {
+                    try SQLiteC.withText(row.varyNames, boundTo: upsert, at: 4) {
+                        try SQLiteC.withText(row.url, boundTo: upsert, at: 5) {
+                            try SQLiteC.withText(row.headers, boundTo: upsert, at: 6) {
+                                try SQLiteC.withText(row.body, boundTo: upsert, at: 7, body)
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// Writes stored responses' new headers and freshness (`SQLiteResponseCache.update`, batched or

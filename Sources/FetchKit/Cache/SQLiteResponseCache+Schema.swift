@@ -12,14 +12,28 @@ extension SQLiteResponseCache {
     /// million). `hex`, the whole digest, is kept in
     /// the row and checked by every lookup: two URLs whose keys collide share a row (the later
     /// replaces the earlier), never an answer.
+    ///
+    /// The digest is kept as bytes: its hex is written where a statement binds it
+    /// (`withHex`), on the stack, rather than made a string for every stored response.
     struct URLDigest {
-        let hex: String
+        let digest: SHA256Digest
         let key: Int64
 
         init(_ url: String) {
             var url = url
-            let digest = url.withUTF8 { SHA256.hash(data: UnsafeRawBufferPointer($0)) }
-            (hex, key) = digest.withUnsafeBytes { bytes in (Hex.string(bytes), Self.key(bytes)) }
+            digest = url.withUTF8 { SHA256.hash(data: UnsafeRawBufferPointer($0)) }
+            key = digest.withUnsafeBytes(Self.key)
+        }
+
+        /// The whole digest in lowercase hex (the row's `url_hash`).
+        var hex: String { digest.withUnsafeBytes(Hex.string) }
+
+        /// Calls `body` with the digest's 64 hex digits in a buffer that lives for the call.
+        func withHex<T>(_ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+            try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 2 * SHA256Digest.byteCount) { buffer in
+                digest.withUnsafeBytes { Hex.write($0, into: buffer) }
+                return try body(UnsafeBufferPointer(buffer))
+            }
         }
 
         /// The first 8 bytes of a digest, big-endian, as SQLite's signed integer.

@@ -311,9 +311,9 @@ public final class SQLiteResponseCache: ResponseCache {
     public func store(_ entry: CachedResponse, body writer: any CacheBodyWriter) async {
         guard let writer = writer as? SQLiteCacheBodyWriter else { return writer.discard() }
         let relative = writer.storageName
-        writer.complete()  // done already when the session's caching sink finished
-        if writer.failed { return writer.discard() }
-        if !writer.isInPlace, !Self.move(writer.path, to: UTF8Text.joined(directory, "/", relative)) {
+        // Completed already when the session's caching sink finished.
+        guard let body = writer.completed() else { return writer.discard() }
+        if !body.inPlace, !Self.move(writer.path, to: UTF8Text.joined(directory, "/", relative)) {
             // Once per reason, not once per response.
             let reason = String(cString: strerror(errno))
             writer.discard()
@@ -323,8 +323,8 @@ public final class SQLiteResponseCache: ResponseCache {
         let row = PendingRow(key: entry.url, digest: URLDigest(entry.url), method: entry.method.rawValue, varyKey: entry.varyKey,
                              varyNames: entry.varyNames?.joined(separator: " "), url: redact(entry.url), status: entry.status,
                              headers: Self.encode(entry.headers), requestTime: entry.requestTime.timeIntervalSince1970,
-                             responseTime: entry.responseTime.timeIntervalSince1970, ttl: entry.ttl, body: relative, size: writer.size,
-                             modified: writer.modified, storedAt: Date().timeIntervalSince1970)
+                             responseTime: entry.responseTime.timeIntervalSince1970, ttl: entry.ttl, body: relative, size: body.size,
+                             modified: body.modified, storedAt: Date().timeIntervalSince1970)
         await commit(row)
     }
 

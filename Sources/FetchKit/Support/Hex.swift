@@ -17,12 +17,27 @@ enum Hex {
     /// Contiguous bytes (a digest's), written straight into the string's storage.
     static func string(_ bytes: UnsafeRawBufferPointer) -> String {
         String(unsafeUninitializedCapacity: bytes.count * 2) { buffer in
-            for (index, byte) in bytes.enumerated() {
-                buffer[2 * index] = digits[Int(byte >> 4)]
-                buffer[2 * index + 1] = digits[Int(byte & 0xF)]
-            }
+            write(bytes, into: buffer)
             return bytes.count * 2
         }
+    }
+
+    /// Writes `bytes` as hex into the first `2 * bytes.count` bytes of `buffer` (a digest's hex
+    /// bound to a statement from the stack, with no string made).
+    static func write(_ bytes: UnsafeRawBufferPointer, into buffer: UnsafeMutableBufferPointer<UInt8>) {
+        precondition(buffer.count >= 2 * bytes.count)
+        guard let out = buffer.baseAddress else { return }
+        for index in 0..<bytes.count {
+            let byte = UInt64(bytes[index])
+            out[2 * index] = digit(byte >> 4)
+            out[2 * index + 1] = digit(byte & 15)
+        }
+    }
+
+    /// The lowercase hex digit of `value` (0–15), by arithmetic rather than a table lookup.
+    @inline(__always)
+    static func digit(_ value: UInt64) -> UInt8 {
+        UInt8(truncatingIfNeeded: value < 10 ? 48 + value : 87 + value)
     }
 
     /// `value` as 16 hex digits.

@@ -34,6 +34,39 @@ enum SQLiteC {
         }
     }
 
+    /// Binds `text` in place (SQLITE_STATIC: SQLite reads the string's own bytes, copying
+    /// nothing) and calls `body` while it is bound; NULL for nil. Nest calls to bind several: a
+    /// stored response's six texts were gathered into one buffer (two allocations and a copy of
+    /// every byte a row). The binding must not be stepped after `body` returns: rebind or clear.
+    @inline(__always)
+    static func withText<T>(_ text: String?, boundTo statement: OpaquePointer, at index: Int32, _ body: () throws -> T) rethrows -> T {
+        guard let text else {
+            sqlite3_bind_null(statement, index)
+            return try body()
+        }
+        let bound = try text.utf8.withContiguousStorageIfAvailable { bytes -> T in
+            // An empty buffer may have no address, and a NULL pointer binds SQL NULL: "" is bound as such.
+            let start = bytes.baseAddress.map { UnsafeRawPointer($0) } ?? UnsafeRawPointer(emptyText)
+            sqlite3_bind_text(statement, index, start.assumingMemoryBound(to: CChar.self), Int32(bytes.count), nil)
+            return try body()
+        }
+        if let bound { return bound }
+        bind(text, to: statement, at: index)  // not contiguous (bridged): SQLite copies it
+        return try body()
+    }
+
+    /// A NUL byte that is never freed or written after it is made: the address an empty text is bound at.
+    nonisolated(unsafe) private static let emptyText: UnsafeMutablePointer<UInt8> = {
+        let byte = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
+        byte.initialize(to: 0)
+        return byte
+    }()
+
+    /// Binds UTF-8 `bytes` as text, copied by SQLite: for bytes that don't outlive the call.
+    static func bindTransient(_ bytes: UnsafeBufferPointer<UInt8>, to statement: OpaquePointer, at index: Int32) {
+        _ = bytes.withMemoryRebound(to: CChar.self) { sqlite3_bind_text(statement, index, $0.baseAddress, Int32($0.count), transient) }
+    }
+
     /// Binds `texts` to parameters `first`, `first + 1`, … and calls `body` while they are bound:
     /// the texts are gathered into one buffer that lives for the call, and SQLite reads them in
     /// place (SQLITE_STATIC) instead of copying each into an allocation of its own (a cold run's
