@@ -236,6 +236,48 @@ public enum CacheRules {
         return stored
     }
 
+    /// `storedHeaders(from: response, receivedAt:)` as `SQLiteResponseCache` keeps it (`encode`:
+    /// a `Name: value` line for each field), written straight from the response's fields: the
+    /// field list `storedHeaders` makes was only ever encoded and dropped. Nil, for the caller to
+    /// take that way instead, when a `Connection` field names other fields, or when
+    /// `decodedContent` and the response has a `Content-Encoding` (the stored fields then describe
+    /// the decoded body: `CacheLookup.entryToStore`).
+    static func encodedStoredHeaders(from response: HTTPHeaders, receivedAt: Date, decodedContent: Bool) -> String? {
+        var size = 0, hasDate = false, declined = false
+        response.forEachField { name, value in
+            if isUnstorable(name) {
+                if HTTPHeaders.sameName(name, "connection"), !HTTPHeaders.sameName(value, "keep-alive"),
+                   !HTTPHeaders.sameName(value, "close") { declined = true }
+                return
+            }
+            switch name.utf8.count {
+            case 4: if !hasDate, HTTPHeaders.sameName(name, "date") { hasDate = true }
+            case 16: if decodedContent, HTTPHeaders.sameName(name, "content-encoding") { declined = true }
+            default: break
+            }
+            size += name.utf8.count + value.utf8.count + 3
+        }
+        if declined { return nil }
+        let date = hasDate ? "" : HTTPDate.format(receivedAt)
+        if !hasDate { size += 4 + date.utf8.count + 3 }
+        return String(unsafeUninitializedCapacity: size) { buffer in
+            var offset = 0
+            func line(_ name: String, _ value: String) {
+                offset = UTF8Text.copy(name, into: buffer, at: offset)
+                buffer[offset] = UInt8(ascii: ":")
+                buffer[offset + 1] = UInt8(ascii: " ")
+                offset = UTF8Text.copy(value, into: buffer, at: offset + 2)
+                buffer[offset] = UInt8(ascii: "\n")
+                offset += 1
+            }
+            response.forEachField { name, value in
+                if !isUnstorable(name) { line(name, value) }
+            }
+            if !hasDate { line("Date", date) }
+            return offset
+        }
+    }
+
     /// The headers served from the cache: the stored ones with `Age` replaced by `age` in whole
     /// seconds, rounded down, at most 2^31 (§4: a cache MUST generate `Age` for a stored response;
     /// §5.1).

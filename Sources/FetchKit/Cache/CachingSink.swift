@@ -18,6 +18,9 @@ final class CachingSink<Inner: ResponseSink>: ResponseSink, RedirectObserving {
     private let lookup: CacheLookup
     private let revalidating: CachedResponse?
     private let monitor: CompositeEventMonitor
+    /// `cache` when it is the SQLite store (found once per session, not cast per response): a
+    /// response the behaviour keeps unchanged is stored from its head, with no `CachedResponse`.
+    private let direct: SQLiteResponseCache?
     private let state = LockedBox(State())
 
     private struct State {
@@ -33,9 +36,11 @@ final class CachingSink<Inner: ResponseSink>: ResponseSink, RedirectObserving {
         var redirected = false
     }
 
-    init(inner: Inner, cache: any ResponseCache, lookup: CacheLookup, revalidating: CachedResponse?, monitor: CompositeEventMonitor) {
+    init(inner: Inner, cache: any ResponseCache, direct: SQLiteResponseCache? = nil, lookup: CacheLookup, revalidating: CachedResponse?,
+         monitor: CompositeEventMonitor) {
         self.inner = inner
         self.cache = cache
+        self.direct = direct
         self.lookup = lookup
         self.revalidating = revalidating
         self.monitor = monitor
@@ -141,6 +146,13 @@ final class CachingSink<Inner: ResponseSink>: ResponseSink, RedirectObserving {
         guard let head, let sent else { writer?.discard(); return }
         if sent.method == .head { await lookup.headDidArrive(head, cache: cache) }
         guard let writer else { return }
+        if let direct, lookup.options.handler.storesUnchanged,
+           let headers = CacheRules.encodedStoredHeaders(from: head.headers, receivedAt: responseTime, decodedContent: lookup.decodesContent) {
+            await direct.store(method: lookup.request.method, url: lookup.url, varyNames: varyNames.isEmpty ? nil : varyNames,
+                               varyKey: lookup.varyKey(varyNames), status: head.status, encodedHeaders: headers, requestTime: requestTime,
+                               responseTime: responseTime, ttl: nil, body: writer)
+            return
+        }
         guard let entry = lookup.entryToStore(head, sent: sent, varyNames: varyNames, requestTime: requestTime, responseTime: responseTime, bodySize: writer.size) else {
             writer.discard()
             return

@@ -8,10 +8,15 @@ public protocol CachedResponseHandler: Sendable {
     /// True when the handler stores nothing whatever the response (`ResponseCacher.doNotCache`):
     /// the session then keeps no copy of the body for the cache. The default is false.
     var storesNothing: Bool { get }
+    /// True when the handler returns every response it is given as it is (`ResponseCacher.cache`):
+    /// the session may then store a response without making the `CachedResponse` it would show
+    /// the handler. The default is false.
+    var storesUnchanged: Bool { get }
 }
 
 extension CachedResponseHandler {
     public var storesNothing: Bool { false }
+    public var storesUnchanged: Bool { false }
 }
 
 /// Alamofire's `ResponseCacher`: `.cache` stores responses as they are, `.doNotCache` stores
@@ -53,6 +58,11 @@ public struct ResponseCacher: CachedResponseHandler {
 
     public var storesNothing: Bool {
         if case .doNotCache = behavior { return true }
+        return false
+    }
+
+    public var storesUnchanged: Bool {
+        if case .cache = behavior { return true }
         return false
     }
 

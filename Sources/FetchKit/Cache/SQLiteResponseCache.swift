@@ -309,6 +309,16 @@ public final class SQLiteResponseCache: ResponseCache {
     }
 
     public func store(_ entry: CachedResponse, body writer: any CacheBodyWriter) async {
+        await store(method: entry.method, url: entry.url, varyNames: entry.varyNames, varyKey: entry.varyKey, status: entry.status,
+                    encodedHeaders: Self.encode(entry.headers), requestTime: entry.requestTime, responseTime: entry.responseTime, ttl: entry.ttl,
+                    body: writer)
+    }
+
+    /// `store` from a response's parts, its stored fields already encoded (`encode`): the session
+    /// stores a response the behaviour keeps unchanged this way, with no `CachedResponse` made
+    /// (`CacheRules.encodedStoredHeaders`).
+    func store(method: HTTPMethod, url: String, varyNames: [String]?, varyKey: String, status: Int, encodedHeaders: String,
+               requestTime: Date, responseTime: Date, ttl: TimeInterval?, body writer: any CacheBodyWriter) async {
         guard let writer = writer as? SQLiteCacheBodyWriter else { return writer.discard() }
         let relative = writer.storageName
         // Completed already when the session's caching sink finished.
@@ -320,10 +330,10 @@ public final class SQLiteResponseCache: ResponseCache {
             report(bodiesPath, "cannot store responses: \(reason)")
             return
         }
-        let row = PendingRow(key: entry.url, digest: URLDigest(entry.url), method: entry.method.rawValue, varyKey: entry.varyKey,
-                             varyNames: entry.varyNames?.joined(separator: " "), url: redact(entry.url), status: entry.status,
-                             headers: Self.encode(entry.headers), requestTime: entry.requestTime.timeIntervalSince1970,
-                             responseTime: entry.responseTime.timeIntervalSince1970, ttl: entry.ttl, body: relative, size: body.size,
+        let row = PendingRow(key: url, digest: URLDigest(url), method: method.rawValue, varyKey: varyKey,
+                             varyNames: varyNames?.joined(separator: " "), url: redact(url), status: status,
+                             headers: encodedHeaders, requestTime: requestTime.timeIntervalSince1970,
+                             responseTime: responseTime.timeIntervalSince1970, ttl: ttl, body: relative, size: body.size,
                              modified: body.modified, storedAt: Date().timeIntervalSince1970)
         await commit(row)
     }

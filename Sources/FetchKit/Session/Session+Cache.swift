@@ -59,7 +59,9 @@ extension Session {
             options.hasStaleFallback = lookup.mayServeStale(fallback, after: FetchError(.connection, "the network is down"), now: Date())
         }
         if let revalidating { lookup.addConditions(from: revalidating, to: &request) }
-        let caching = CachingSink(inner: sink, cache: cache, lookup: lookup, revalidating: revalidating, monitor: eventMonitor)
+        // `cache` is the session's `responseCache` (`execute`), which `sqliteResponseCache` is when it is the SQLite store.
+        let caching = CachingSink(inner: sink, cache: cache, direct: sqliteResponseCache, lookup: lookup, revalidating: revalidating,
+                                  monitor: eventMonitor)
         let response: Response
         do {
             response = try await perform(request, id: id, options: options, sink: caching, announce: false)

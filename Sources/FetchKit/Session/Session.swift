@@ -64,6 +64,8 @@ public final class Session: Sendable {
     /// Where `GET`/`HEAD` responses are looked up and stored for requests whose options ask for it
     /// (`RequestOptions.cache`); nil sends every request.
     public let responseCache: (any ResponseCache)?
+    /// `responseCache` when it is the SQLite store, cast once here rather than per response.
+    let sqliteResponseCache: SQLiteResponseCache?
     /// Waits out network outages (see `NetworkWaiter`); nil meets them with the retry policy alone.
     public let networkWaiter: NetworkWaiter?
     let hosts: HostLimiter
@@ -81,6 +83,7 @@ public final class Session: Sendable {
                 cache: (any ResponseCache)? = nil, networkWaiter: NetworkWaiter? = nil) {
         self.configuration = configuration
         responseCache = cache
+        sqliteResponseCache = cache as? SQLiteResponseCache
         self.networkWaiter = networkWaiter
         self.transport = transport ?? Self.makeTransport(configuration)
         ownsTransport = transport == nil

@@ -214,6 +214,31 @@ enum CacheRuleFixture {
         #expect(F.values("Link", in: stored) == ["</a>", "</b>"])
     }
 
+    /// The session's shortcut for a response stored unchanged writes the index's text straight
+    /// from the response: it must be exactly what `storedHeaders` then `encode` make, or decline.
+    @Test(arguments: [
+        [("Server", "nginx"), ("Date", F.date(0)), ("Content-Length", "16384"), ("Connection", "keep-alive"), ("ETag", "\"a\""),
+         ("Set-Cookie", "a=1"), ("Transfer-Encoding", "chunked"), ("Link", "</a>"), ("Link", "</b>"), ("X-Empty", "")],
+        [("ETag", "\"a\""), ("connection", "Close"), ("Keep-Alive", "timeout=5"), ("Content-Encoding", "gzip")],
+        [("DATE", F.date(3)), ("Vary", "Accept"), ("Cache-Control", "max-age=60"), ("Content-Type", "text/plain; charset=utf-8")],
+        [],
+    ] as [[(String, String)]])
+    func encodedStoredHeadersAreTheStoredHeadersEncoded(_ pairs: [(String, String)]) {
+        let response = F.fields(pairs)
+        let expected = SQLiteResponseCache.encode(CacheRules.storedHeaders(from: response, receivedAt: F.at(5)))
+        #expect(CacheRules.encodedStoredHeaders(from: response, receivedAt: F.at(5), decodedContent: false) == expected)
+    }
+
+    @Test func encodedStoredHeadersDeclineWhatOnlyTheFieldListDoes() {
+        // A `Connection` naming a field: that field goes too, which the list does.
+        let named = F.fields([("Connection", "close, X-Hop"), ("X-Hop", "1"), ("ETag", "\"a\"")])
+        #expect(CacheRules.encodedStoredHeaders(from: named, receivedAt: F.at(5), decodedContent: false) == nil)
+        // A decoded body's stored fields lose its encoding (`CacheLookup.entryToStore`).
+        let encoded = F.fields([("Content-Encoding", "gzip"), ("ETag", "\"a\"")])
+        #expect(CacheRules.encodedStoredHeaders(from: encoded, receivedAt: F.at(5), decodedContent: true) == nil)
+        #expect(CacheRules.encodedStoredHeaders(from: encoded, receivedAt: F.at(5), decodedContent: false) != nil)
+    }
+
     @Test func theUnstorableNamesAreKnownInAnyCaseAndNothingElse() {
         for name in CacheRules.unstorable {
             #expect(CacheRules.isUnstorable(name), "\(name)")
