@@ -243,26 +243,15 @@ public enum CacheRules {
     /// `decodedContent` and the response has a `Content-Encoding` (the stored fields then describe
     /// the decoded body: `CacheLookup.entryToStore`).
     static func encodedStoredHeaders(from response: HTTPHeaders, receivedAt: Date, decodedContent: Bool) -> String? {
-        var size = 0, hasDate = false, declined = false
-        response.forEachField { name, value in
-            if isUnstorable(name) {
-                if HTTPHeaders.sameName(name, "connection"), !HTTPHeaders.sameName(value, "keep-alive"),
-                   !HTTPHeaders.sameName(value, "close") { declined = true }
-                return
-            }
-            switch name.utf8.count {
-            case 4: if !hasDate, HTTPHeaders.sameName(name, "date") { hasDate = true }
-            case 16: if decodedContent, HTTPHeaders.sameName(name, "content-encoding") { declined = true }
-            default: break
-            }
-            size += name.utf8.count + value.utf8.count + 3
-        }
-        if declined { return nil }
-        let date = hasDate ? "" : HTTPDate.format(receivedAt)
-        if !hasDate { size += 4 + date.utf8.count + 3 }
-        return String(unsafeUninitializedCapacity: size) { buffer in
-            var offset = 0
+        // One pass, into a buffer on the stack: each pass over the fields retains and releases
+        // every name and value once (atomically), and a size pass would double that. 1 KiB: the
+        // most the standard library allocates on the stack without asking whether the thread's
+        // stack has room (2 KiB went to `malloc` on every call).
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 1024) { buffer -> String? in
+            var offset = 0, hasDate = false, declined = false, fits = true
             func line(_ name: String, _ value: String) {
+                let end = offset + name.utf8.count + value.utf8.count + 3
+                guard fits, end <= buffer.count else { return fits = false }
                 offset = UTF8Text.copy(name, into: buffer, at: offset)
                 buffer[offset] = UInt8(ascii: ":")
                 buffer[offset + 1] = UInt8(ascii: " ")
@@ -271,10 +260,23 @@ public enum CacheRules {
                 offset += 1
             }
             response.forEachField { name, value in
-                if !isUnstorable(name) { line(name, value) }
+                if isUnstorable(name) {
+                    if HTTPHeaders.sameName(name, "connection"), !HTTPHeaders.sameName(value, "keep-alive"),
+                       !HTTPHeaders.sameName(value, "close") { declined = true }
+                    return
+                }
+                switch name.utf8.count {
+                case 4: if !hasDate, HTTPHeaders.sameName(name, "date") { hasDate = true }
+                case 16: if decodedContent, HTTPHeaders.sameName(name, "content-encoding") { declined = true }
+                default: break
+                }
+                line(name, value)
             }
-            if !hasDate { line("Date", date) }
-            return offset
+            if declined { return nil }
+            if !hasDate { line("Date", HTTPDate.format(receivedAt)) }
+            // Larger than the buffer (rare): the field list's way.
+            guard fits else { return SQLiteResponseCache.encode(storedHeaders(from: response, receivedAt: receivedAt)) }
+            return String(decoding: UnsafeBufferPointer(rebasing: buffer[..<offset]), as: UTF8.self)
         }
     }
 

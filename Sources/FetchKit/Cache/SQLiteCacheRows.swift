@@ -77,7 +77,7 @@ enum SQLiteCacheRows {
         let upsert = try db.cachedStatement(sql: """
             INSERT INTO responses (url_hash, method, vary_key, vary_names, url, headers, body, status, request_time, response_time, ttl,
                                    invalidated, body_size, body_mtime, stored_at, used_at, url_key)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 0, ?12, ?13, ?14, ?14, ?15)
             ON CONFLICT (url_key, method, vary_key) DO UPDATE SET url_hash = excluded.url_hash, vary_names = excluded.vary_names, url = excluded.url,
               status = excluded.status, headers = excluded.headers, request_time = excluded.request_time,
               response_time = excluded.response_time, ttl = excluded.ttl, invalidated = 0, body = excluded.body,
@@ -123,9 +123,8 @@ enum SQLiteCacheRows {
         SQLiteC.bind(row.ttl, to: upsert, at: 11)
         SQLiteC.bind(row.size, to: upsert, at: 12)
         SQLiteC.bind(row.modified, to: upsert, at: 13)
-        SQLiteC.bind(row.storedAt, to: upsert, at: 14)
-        SQLiteC.bind(row.storedAt, to: upsert, at: 15)
-        sqlite3_bind_int64(upsert, 16, row.digest.key)
+        SQLiteC.bind(row.storedAt, to: upsert, at: 14)  // stored_at and used_at
+        sqlite3_bind_int64(upsert, 15, row.digest.key)
         try row.digest.withHex { hex in
             sqlite3_bind_text(upsert, 1, UnsafeRawPointer(hex.baseAddress!).assumingMemoryBound(to: CChar.self), Int32(hex.count), nil)
             try SQLiteC.withText(row.method, boundTo: upsert, at: 2) {
