@@ -115,17 +115,11 @@ enum UTF8Text {
         x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= UInt8(ascii: "a") && (x | 0x20) <= UInt8(ascii: "z"))
     }
 
+    /// Copies `text`'s bytes into `buffer` at `offset` (which has room for them); returns the offset
+    /// after them. Through the UTF-8 view's own bulk copy, which reads a small string's bytes where
+    /// they are: a contiguous-storage closure first copied each small string onto the stack.
     static func copy(_ text: String, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int) -> Int {
-        let copied = text.utf8.withContiguousStorageIfAvailable { bytes -> Int in
-            _ = UnsafeMutableBufferPointer(rebasing: buffer[offset..<(offset + bytes.count)]).initialize(from: bytes)
-            return offset + bytes.count
-        }
-        if let copied { return copied }
-        var offset = offset
-        for byte in text.utf8 {
-            buffer[offset] = byte
-            offset += 1
-        }
-        return offset
+        let (_, written) = UnsafeMutableBufferPointer(rebasing: buffer[offset...]).initialize(from: text.utf8)
+        return offset + written
     }
 }
