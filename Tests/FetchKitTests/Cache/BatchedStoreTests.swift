@@ -82,6 +82,43 @@ import FetchKitTesting
         #expect(bound == Int64(expected))
     }
 
+    /// A batch of rows bound in place, each from its own strings and the digest's hex written on
+    /// the stack (`SQLiteCacheRows.insert`): every row must come back with its own values.
+    @Test func rowsUpsertedManyToAStatementKeepTheirOwnValues() async throws {
+        let directory = try TemporaryDirectory.make(prefix: "fetchctl-tests")
+        let cache = try Self.cache(directory)
+        for number in 0..<37 {
+            let writer = try #require(cache.makeBodyWriter())
+            try writer.write(ByteBuffer(string: String(repeating: "x", count: number)))
+            try writer.complete()
+            var entry = Self.entry(number)
+            entry.status = 200 + number
+            entry.headers = HTTPHeaders([("ETag", "\"\(number)\""), ("Content-Type", "text/plain")])
+            entry.varyNames = number % 2 == 0 ? nil : ["accept"]
+            entry.varyKey = number % 2 == 0 ? "" : "key-\(number)"
+            entry.ttl = number % 3 == 0 ? nil : Double(number)
+            entry.requestTime = Date(timeIntervalSince1970: 1_800_000_000 + Double(number))
+            await cache.store(entry, body: writer)
+        }
+        await cache.finishRun(id: "run-1", maxSize: nil)
+        let reader = try SQLiteResponseCache(directory: directory, readOnly: true)
+        for number in 0..<37 {
+            let found = await reader.entries(method: .get, url: Self.entry(number).url)
+            let entry = try #require(found.first, "\(number)")
+            #expect(found.count == 1)
+            #expect(entry.status == 200 + number)
+            #expect(entry.headers.value(for: "ETag") == "\"\(number)\"")
+            #expect(entry.varyNames == (number % 2 == 0 ? nil : ["accept"]))
+            #expect(entry.varyKey == (number % 2 == 0 ? "" : "key-\(number)"))
+            #expect(entry.ttl == (number % 3 == 0 ? nil : Double(number)))
+            #expect(entry.requestTime == Date(timeIntervalSince1970: 1_800_000_000 + Double(number)))
+            #expect(entry.bodySize == Int64(number))
+            var body = ""
+            try await reader.readBody(of: entry) { body += String(buffer: $0) }
+            #expect(body == String(repeating: "x", count: number))
+        }
+    }
+
     @Test func stepsInsertCommitsPublishAndEveryRowEndsCommittedWithItsBody() async throws {
         let directory = try TemporaryDirectory.make(prefix: "fetchctl-tests")
         let cache = try Self.cache(directory)
