@@ -250,14 +250,8 @@ public enum CacheRules {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 1024) { buffer -> String? in
             var offset = 0, hasDate = false, declined = false, fits = true
             func line(_ name: String, _ value: String) {
-                let end = offset + name.utf8.count + value.utf8.count + 3
-                guard fits, end <= buffer.count else { return fits = false }
-                offset = UTF8Text.copy(name, into: buffer, at: offset)
-                buffer[offset] = UInt8(ascii: ":")
-                buffer[offset + 1] = UInt8(ascii: " ")
-                offset = UTF8Text.copy(value, into: buffer, at: offset + 2)
-                buffer[offset] = UInt8(ascii: "\n")
-                offset += 1
+                guard fits, offset + SQLiteResponseCache.encodedSize(name, value) <= buffer.count else { return fits = false }
+                offset = SQLiteResponseCache.encode(name, value, into: buffer, at: offset)
             }
             response.forEachField { name, value in
                 if isUnstorable(name) {

@@ -406,19 +406,28 @@ public final class SQLiteResponseCache: ResponseCache {
     /// an array first cost an allocation and a copy more.
     static func encode(_ headers: HTTPHeaders) -> String {
         var size = 0
-        headers.forEachField { name, value in size += name.utf8.count + value.utf8.count + 3 }
+        headers.forEachField { name, value in size += encodedSize(name, value) }
         return String(unsafeUninitializedCapacity: size) { buffer in
             var offset = 0
-            headers.forEachField { name, value in
-                offset = UTF8Text.copy(name, into: buffer, at: offset)
-                buffer[offset] = UInt8(ascii: ":")
-                buffer[offset + 1] = UInt8(ascii: " ")
-                offset = UTF8Text.copy(value, into: buffer, at: offset + 2)
-                buffer[offset] = UInt8(ascii: "\n")
-                offset += 1
-            }
+            headers.forEachField { name, value in offset = encode(name, value, into: buffer, at: offset) }
             return offset
         }
+    }
+
+    /// The bytes `encode` writes for one field.
+    static func encodedSize(_ name: String, _ value: String) -> Int {
+        name.utf8.count + value.utf8.count + 3
+    }
+
+    /// Writes one field as `encode` does, `Name: value` and a newline, into `buffer` at `offset`
+    /// (which has `encodedSize` bytes of room); returns the offset after it.
+    static func encode(_ name: String, _ value: String, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int) -> Int {
+        var offset = UTF8Text.copy(name, into: buffer, at: offset)
+        buffer[offset] = UInt8(ascii: ":")
+        buffer[offset + 1] = UInt8(ascii: " ")
+        offset = UTF8Text.copy(value, into: buffer, at: offset + 2)
+        buffer[offset] = UInt8(ascii: "\n")
+        return offset + 1
     }
 
     /// The inverse of `encode`, scanning bytes (a hit decodes the stored headers once; Character
