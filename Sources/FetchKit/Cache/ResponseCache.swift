@@ -10,7 +10,11 @@ import NIOCore
 /// Implementations are called from many tasks at once. A store that fails (a full disk, a corrupt
 /// index) reports it through `onProblem` and behaves as if the entry were absent: a cache never
 /// fails a request.
-public protocol ResponseCache: Sendable {
+///
+/// A store is an object (a class or an actor): every request holds it, and a class-bound
+/// existential is copied with one retain, where an opaque one went through its type's value
+/// witnesses several times a request.
+public protocol ResponseCache: AnyObject, Sendable {
     /// Every stored response for `method` and the canonical URL `url` (`CacheKey.canonicalURL`),
     /// newest first. Entries whose body is missing or torn are removed and not returned.
     func entries(method: HTTPMethod, url: String) async -> [CachedResponse]
@@ -73,8 +77,10 @@ extension ResponseCache {
     public func commitSoon() {}
 }
 
-/// Collects a body being stored; written on the transport's I/O thread as chunks arrive.
-public protocol CacheBodyWriter: Sendable {
+/// Collects a body being stored; written on the transport's I/O thread as chunks arrive. An object
+/// (one body's state), so that the session hands it around by reference and the store recognizes
+/// its own writers with a class cast.
+public protocol CacheBodyWriter: AnyObject, Sendable {
     func write(_ chunk: ByteBuffer) throws
     /// Bytes written so far.
     var size: Int64 { get }
