@@ -64,7 +64,7 @@ extension Session {
                                   monitor: eventMonitor)
         let response: Response
         do {
-            response = try await perform(request, id: id, options: options, sink: caching, announce: false)
+            response = try await perform(request, id: id, options: options, sink: caching, announce: false, shown: info.url)
         } catch let error as FetchError {
             var lastAttempt = info
             lastAttempt.attempt = error.attempts ?? info.attempt

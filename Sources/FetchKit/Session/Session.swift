@@ -143,14 +143,17 @@ public final class Session: Sendable {
     }
 
     /// The request pipeline proper: adapters, transport, validation, retriers.
+    /// `shown`: the redacted text of `initial`'s URL when the caller made it already (the cache's
+    /// path announces the request itself).
     func perform(_ initial: BuiltRequest, id: Int, options: RequestOptions, sink: some ResponseSink,
-                 announce: Bool = true) async throws -> Response {
+                 announce: Bool = true, shown: String? = nil) async throws -> Response {
         var state = RequestState(id: id, job: options.job, initialRequest: initial)
+        if let shown { state.shownURL = (initial.url, shown) }
         // Built without allocating when there are no interceptors (most jobs); retriers only on failure.
         var interceptors: [any RequestInterceptor] = []
         if let interceptor { interceptors.append(interceptor) }
         if let own = options.interceptor { interceptors.append(own) }
-        if announce { eventMonitor.requestDidCreate(info(state, url: initial.url)) }
+        if announce { eventMonitor.requestDidCreate(info(&state, url: initial.url)) }
         while true {
             var failure: FetchError
             do {
@@ -158,7 +161,7 @@ public final class Session: Sendable {
                 var adapted = initial
                 for adapter in interceptors { adapted = try await adapter.adapt(adapted, for: state) }
                 Self.addDefaultHeaders(&adapted, options: options)
-                eventMonitor.request(info(state, url: adapted.url), didAdaptInitialRequest: initial, to: adapted)
+                eventMonitor.request(info(&state, url: adapted.url), didAdaptInitialRequest: initial, to: adapted)
                 let prepared = try await sink.prepare(adapted, attempt: state.attempt)
                 let response = try await attempt(prepared, state: &state, options: options, sink: sink)
                 eventMonitor.requestDidFinish(info(state, url: response.request.url), error: nil)
@@ -246,8 +249,14 @@ public final class Session: Sendable {
     }
 
     func info(_ state: RequestState, url: URL) -> RequestInfo {
-        RequestInfo(id: state.id, job: state.job, method: state.lastRequest?.method ?? state.method,
-                    url: redactor.redact(url.absoluteString), attempt: state.attempt)
+        let shown = state.shownURL.flatMap { $0.url == url ? $0.text : nil } ?? redactor.redact(url.absoluteString)
+        return RequestInfo(id: state.id, job: state.job, method: state.lastRequest?.method ?? state.method, url: shown, attempt: state.attempt)
+    }
+
+    /// `info`, remembering the URL's redacted text in `state` for the request's later events.
+    func info(_ state: inout RequestState, url: URL) -> RequestInfo {
+        if state.shownURL.map({ $0.url != url }) ?? true { state.shownURL = (url, redactor.redact(url.absoluteString)) }
+        return info(state, url: url)
     }
 
     /// Any error as a `FetchError`, with secrets redacted from its message and URL.
