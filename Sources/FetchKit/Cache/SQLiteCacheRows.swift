@@ -23,10 +23,16 @@ enum SQLiteCacheRows {
         let statement = try db.cachedStatement(sql: sql).sqliteStatement
         sqlite3_reset(statement)
         defer { sqlite3_reset(statement) }  // ends the statement's read at once
-        // The hex is copied by SQLite (SQLITE_TRANSIENT): the stack buffer ends with the closure.
-        digest.withHex { SQLiteC.bindTransient($0, to: statement, at: 1) }
-        SQLiteC.bind(method.rawValue, to: statement, at: 2)
         if schema.hasURLKey { sqlite3_bind_int64(statement, 3, digest.key) }
+        return try SQLiteC.withTextBuffer(capacity: SQLiteResponseCache.URLDigest.hexCount + method.rawValue.utf8.count, for: statement) { texts in
+            texts.bind(count: SQLiteResponseCache.URLDigest.hexCount, at: 1, digest.writeHex)
+            texts.bind(method.rawValue, at: 2)
+            return try rows(of: statement, url: url, in: db)
+        }
+    }
+
+    /// Steps a lookup's statement to its end: its rows, newest first.
+    private static func rows(of statement: OpaquePointer, url: String, in db: Database) throws -> [CachedResponse] {
         var entries: [CachedResponse] = []
         while true {
             let code = sqlite3_step(statement)
@@ -116,7 +122,6 @@ enum SQLiteCacheRows {
     /// place (the digest's hex from the stack, the others from the row's strings, none copied),
     /// then the numbers. The bindings are cleared after: they point into memory that is gone then.
     private static func bind(_ row: SQLiteResponseCache.PendingRow, to upsert: OpaquePointer, _ body: () throws -> Void) throws {
-        defer { sqlite3_clear_bindings(upsert) }
         SQLiteC.bind(Int64(row.status), to: upsert, at: 8)
         SQLiteC.bind(row.requestTime, to: upsert, at: 9)
         SQLiteC.bind(row.responseTime, to: upsert, at: 10)
@@ -125,19 +130,18 @@ enum SQLiteCacheRows {
         SQLiteC.bind(row.modified, to: upsert, at: 13)
         SQLiteC.bind(row.storedAt, to: upsert, at: 14)  // stored_at and used_at
         sqlite3_bind_int64(upsert, 15, row.digest.key)
-        try row.digest.withHex { hex in
-            sqlite3_bind_text(upsert, 1, UnsafeRawPointer(hex.baseAddress!).assumingMemoryBound(to: CChar.self), Int32(hex.count), nil)
-            try SQLiteC.withText(row.method, boundTo: upsert, at: 2) {
-                try SQLiteC.withText(row.varyKey, boundTo: upsert, at: 3) {
-                    try SQLiteC.withText(row.varyNames, boundTo: upsert, at: 4) {
-                        try SQLiteC.withText(row.url, boundTo: upsert, at: 5) {
-                            try SQLiteC.withText(row.headers, boundTo: upsert, at: 6) {
-                                try SQLiteC.withText(row.body, boundTo: upsert, at: 7, body)
-                            }
-                        }
-                    }
-                }
-            }
+        let hexCount = SQLiteResponseCache.URLDigest.hexCount
+        let capacity = hexCount + row.method.utf8.count + row.varyKey.utf8.count + (row.varyNames?.utf8.count ?? 0) + row.url.utf8.count
+            + row.headers.utf8.count + row.body.utf8.count
+        try SQLiteC.withTextBuffer(capacity: capacity, for: upsert) { texts in
+            texts.bind(count: hexCount, at: 1, row.digest.writeHex)
+            texts.bind(row.method, at: 2)
+            texts.bind(row.varyKey, at: 3)
+            texts.bind(row.varyNames, at: 4)
+            texts.bind(row.url, at: 5)
+            texts.bind(row.headers, at: 6)
+            texts.bind(row.body, at: 7)
+            try body()
         }
     }
 
@@ -153,7 +157,9 @@ enum SQLiteCacheRows {
         defer { sqlite3_reset(statement) }
         for update in updates {
             sqlite3_reset(statement)
-            try SQLiteC.withTexts([update.headers, update.body], boundTo: statement, from: 1) {
+            try SQLiteC.withTextBuffer(capacity: update.headers.utf8.count + update.body.utf8.count, for: statement) { texts in
+                texts.bind(update.headers, at: 1)
+                texts.bind(update.body, at: 2)
                 SQLiteC.bind(Int64(update.status), to: statement, at: 3)
                 SQLiteC.bind(update.requestTime, to: statement, at: 4)
                 SQLiteC.bind(update.responseTime, to: statement, at: 5)

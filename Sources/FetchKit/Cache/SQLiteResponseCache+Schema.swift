@@ -13,8 +13,8 @@ extension SQLiteResponseCache {
     /// the row and checked by every lookup: two URLs whose keys collide share a row (the later
     /// replaces the earlier), never an answer.
     ///
-    /// The digest is kept as bytes: its hex is written where a statement binds it
-    /// (`withHex`), on the stack, rather than made a string for every stored response.
+    /// The digest is kept as bytes: its hex is written where a statement binds it (`writeHex`),
+    /// rather than made a string for every stored response.
     struct URLDigest {
         let digest: SHA256Digest
         let key: Int64
@@ -28,12 +28,12 @@ extension SQLiteResponseCache {
         /// The whole digest in lowercase hex (the row's `url_hash`).
         var hex: String { digest.withUnsafeBytes(Hex.string) }
 
-        /// Calls `body` with the digest's 64 hex digits in a buffer that lives for the call.
-        func withHex<T>(_ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
-            try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 2 * SHA256Digest.byteCount) { buffer in
-                digest.withUnsafeBytes { Hex.write($0, into: buffer) }
-                return try body(UnsafeBufferPointer(buffer))
-            }
+        /// The length of `hex`.
+        static let hexCount = 2 * SHA256Digest.byteCount
+
+        /// Writes `hex` into `buffer` (`hexCount` bytes): where a statement binds it, with no string made.
+        func writeHex(into buffer: UnsafeMutableBufferPointer<UInt8>) {
+            digest.withUnsafeBytes { Hex.write($0, into: buffer) }
         }
 
         /// The first 8 bytes of a digest, big-endian, as SQLite's signed integer.

@@ -50,41 +50,29 @@ enum JobResultRows {
         sqlByPower[rows.trailingZeroBitCount]
     }
 
-    /// Binds `rows` and steps the statement. The rows' texts are gathered into one buffer that
-    /// lives for the step and bound in place (SQLITE_STATIC): bound as copies, SQLite allocated and
-    /// freed one for each of a row's four or five texts (about 1,900 instructions a job).
+    /// Binds `rows` and steps the statement, the rows' texts in place (`SQLiteC.TextBuffer`): bound
+    /// as copies, SQLite allocated and freed one for each of a row's four or five texts (about
+    /// 1,900 instructions a job).
     private static func execute(_ statement: OpaquePointer, binding rows: some Collection<Row>, in db: Database) throws {
         sqlite3_reset(statement)
-        defer { sqlite3_clear_bindings(statement) }  // they point into the buffer below
-        var size = 1  // never empty: an empty text still needs an address
+        var capacity = 0
         for row in rows {
             let result = row.result
-            size += row.runID.utf8.count + result.job.utf8.count + result.outcome.rawValue.utf8.count
+            capacity += row.runID.utf8.count + result.job.utf8.count + result.outcome.rawValue.utf8.count
                 + (result.error?.code.rawValue.utf8.count ?? 0) + ((result.error?.message ?? result.reason)?.utf8.count ?? 0)
         }
-        try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: size) { buffer in
-            guard let base = buffer.baseAddress else { return }
-            var offset = 0
-            func text(_ value: String?, at index: Int32) {
-                guard let value else {
-                    sqlite3_bind_null(statement, index)
-                    return
-                }
-                let start = offset
-                offset = UTF8Text.copy(value, into: buffer, at: offset)
-                sqlite3_bind_text(statement, index, UnsafeRawPointer(base + start).assumingMemoryBound(to: CChar.self), Int32(offset - start), nil)
-            }
+        try SQLiteC.withTextBuffer(capacity: capacity, for: statement) { texts in
             var index: Int32 = 1
             for row in rows {
                 let result = row.result
-                text(row.runID, at: index)
-                text(result.job, at: index + 1)
-                text(result.outcome.rawValue, at: index + 2)
+                texts.bind(row.runID, at: index)
+                texts.bind(result.job, at: index + 1)
+                texts.bind(result.outcome.rawValue, at: index + 2)
                 if let status = result.status { sqlite3_bind_int64(statement, index + 3, Int64(status)) } else { sqlite3_bind_null(statement, index + 3) }
                 sqlite3_bind_int64(statement, index + 4, result.bytes)
                 sqlite3_bind_int64(statement, index + 5, Int64(result.attempts))
-                text(result.error?.code.rawValue, at: index + 6)
-                text(result.error?.message ?? result.reason, at: index + 7)
+                texts.bind(result.error?.code.rawValue, at: index + 6)
+                texts.bind(result.error?.message ?? result.reason, at: index + 7)
                 sqlite3_bind_int64(statement, index + 8, result.duration.milliseconds)
                 sqlite3_bind_double(statement, index + 9, row.date.timeIntervalSince1970)
                 index += Int32(columns.count)

@@ -43,63 +43,43 @@ enum SQLiteC {
         }
     }
 
-    /// Binds `text` in place (SQLITE_STATIC: SQLite reads the string's own bytes, copying
-    /// nothing) and calls `body` while it is bound; NULL for nil. Nest calls to bind several: a
-    /// stored response's six texts were gathered into one buffer (two allocations and a copy of
-    /// every byte a row). The binding must not be stepped after `body` returns: rebind or clear.
-    @inline(__always)
-    static func withText<T>(_ text: String?, boundTo statement: OpaquePointer, at index: Int32, _ body: () throws -> T) rethrows -> T {
-        guard let text else {
-            sqlite3_bind_null(statement, index)
-            return try body()
-        }
-        let bound = try text.utf8.withContiguousStorageIfAvailable { bytes -> T in
-            // An empty buffer may have no address, and a NULL pointer binds SQL NULL: "" is bound as such.
-            let start = bytes.baseAddress.map { UnsafeRawPointer($0) } ?? UnsafeRawPointer(emptyText)
-            sqlite3_bind_text(statement, index, start.assumingMemoryBound(to: CChar.self), Int32(bytes.count), nil)
-            return try body()
-        }
-        if let bound { return bound }
-        bind(text, to: statement, at: index)  // not contiguous (bridged): SQLite copies it
-        return try body()
-    }
+    /// Texts bound in place (SQLITE_STATIC) from one buffer that lives for `withTextBuffer`'s call:
+    /// SQLite reads them there instead of copying each into an allocation of its own (a stored
+    /// response's seven texts, a job result's five). The statement must not be stepped after the
+    /// call: `withTextBuffer` clears its bindings.
+    struct TextBuffer {
+        fileprivate let bytes: UnsafeMutableBufferPointer<UInt8>
+        fileprivate let statement: OpaquePointer
+        fileprivate var offset = 0
 
-    /// A NUL byte that is never freed or written after it is made: the address an empty text is bound at.
-    nonisolated(unsafe) private static let emptyText: UnsafeMutablePointer<UInt8> = {
-        let byte = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
-        byte.initialize(to: 0)
-        return byte
-    }()
-
-    /// Binds UTF-8 `bytes` as text, copied by SQLite: for bytes that don't outlive the call.
-    static func bindTransient(_ bytes: UnsafeBufferPointer<UInt8>, to statement: OpaquePointer, at index: Int32) {
-        _ = bytes.withMemoryRebound(to: CChar.self) { sqlite3_bind_text(statement, index, $0.baseAddress, Int32($0.count), transient) }
-    }
-
-    /// Binds `texts` to parameters `first`, `first + 1`, … and calls `body` while they are bound:
-    /// the texts are gathered into one buffer that lives for the call, and SQLite reads them in
-    /// place (SQLITE_STATIC) instead of copying each into an allocation of its own (a cold run's
-    /// stores made seven a row). The statement's bindings are cleared before it returns.
-    static func withTexts<T>(_ texts: [String?], boundTo statement: OpaquePointer, from first: Int32,
-                             _ body: () throws -> T) rethrows -> T {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(texts.reduce(0) { $0 + ($1?.utf8.count ?? 0) } + 1)
-        for case let text? in texts { UTF8Text.append(text, to: &bytes) }
-        defer { sqlite3_clear_bindings(statement) }
-        return try bytes.withUnsafeBufferPointer { buffer in
-            // Never NULL, even for empty texts (a NULL pointer would bind SQL NULL): capacity ≥ 1.
-            var next = UnsafeRawPointer(buffer.baseAddress!)
-            for (offset, text) in texts.enumerated() {
-                let index = first + Int32(offset)
-                guard let text else {
-                    sqlite3_bind_null(statement, index)
-                    continue
-                }
-                let count = text.utf8.count
-                sqlite3_bind_text(statement, index, next.assumingMemoryBound(to: CChar.self), Int32(count), nil)
-                next += count
+        /// Copies `text` into the buffer and binds it at `index`; NULL for nil.
+        mutating func bind(_ text: String?, at index: Int32) {
+            guard let text else {
+                sqlite3_bind_null(statement, index)
+                return
             }
-            return try body()
+            bind(count: text.utf8.count, at: index) { UTF8Text.copy(text, into: $0, at: 0) }
+        }
+
+        /// Binds as text the `count` bytes `write` puts at the start of the buffer it is given (a
+        /// digest's hex, written in place).
+        mutating func bind(count: Int, at index: Int32, _ write: (UnsafeMutableBufferPointer<UInt8>) -> Void) {
+            precondition(offset + count <= bytes.count, "a text buffer smaller than its texts")
+            write(UnsafeMutableBufferPointer(rebasing: bytes[offset..<(offset + count)]))
+            // Never a NULL address, even for "" (a NULL pointer binds SQL NULL): the buffer has a byte more.
+            sqlite3_bind_text(statement, index, UnsafeRawPointer(bytes.baseAddress! + offset).assumingMemoryBound(to: CChar.self),
+                              Int32(count), nil)
+            offset += count
+        }
+    }
+
+    /// Calls `body` with a `TextBuffer` of `capacity` bytes (the texts' UTF-8 lengths together)
+    /// for `statement`, on the stack when it is small; clears the statement's bindings after.
+    static func withTextBuffer<T>(capacity: Int, for statement: OpaquePointer, _ body: (inout TextBuffer) throws -> T) rethrows -> T {
+        defer { sqlite3_clear_bindings(statement) }
+        return try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity + 1) { bytes in
+            var texts = TextBuffer(bytes: bytes, statement: statement)
+            return try body(&texts)
         }
     }
 
