@@ -351,7 +351,7 @@ public struct RunInvocation: Sendable {
 
     /// `--state-dir`, else `settings.state_dir`, with `shard-I-of-N` under it for a shard.
     private func stateDirectory(_ settings: Settings) -> String {
-        if let stateDir { return (stateDir as NSString).standardizingPath }
+        if let stateDir { return FilePaths.standardized(stateDir) }
         let base = settings.stateDir
         guard let shard, shard.count > 1 else { return base }
         return (base as NSString).appendingPathComponent("shard-\(shard.index)-of-\(shard.count)")

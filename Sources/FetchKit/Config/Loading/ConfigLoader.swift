@@ -67,7 +67,7 @@ struct LoadSession {
     static func absolute(_ path: String, relativeTo directory: String? = nil) -> String {
         let base = directory ?? FileManager.default.currentDirectoryPath
         let full = path.hasPrefix("/") ? path : (base as NSString).appendingPathComponent(path)
-        return (full as NSString).standardizingPath
+        return FilePaths.standardized(full)
     }
 
     mutating func loadRoot(_ path: String) {

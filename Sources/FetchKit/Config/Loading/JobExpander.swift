@@ -20,7 +20,7 @@ struct JobExpander {
         self.settings = settings
         self.routes = routes
         self.diagnostics = diagnostics
-        outputRoot = (settings.outputDir as NSString).standardizingPath
+        outputRoot = FilePaths.standardized(settings.outputDir)
         rootIsNormal = outputRoot != "/" && Self.normalize(outputRoot) == outputRoot
         outputPrefix = outputRoot + "/"
     }
@@ -76,7 +76,8 @@ struct JobExpander {
             ids.reserveCapacity(spec.matrix.isEmpty ? 0 : total)
             for combination in Self.combinations(spec.matrix.map { ($0.key, $0.values) }) {
                 let id = combination.isEmpty ? spec.id : Self.expandedID(spec.id, combination)
-                var values = [String: ParameterValue](minimumCapacity: combination.count)
+                // Grown as filled: `init(minimumCapacity:)` ran unspecialized, a metadata lookup each job.
+                var values: [String: ParameterValue] = [:]
                 for (index, pair) in combination.enumerated() { values[contextKeys[index]] = pair.value }
                 let firstExpansion = !placeholdersChecked
                 let params = bindParams(spec, route: route, matrix: values, checkPlaceholders: firstExpansion)

@@ -307,7 +307,7 @@ extension ConfigReader {
     /// A path from the config, made absolute against this file's directory.
     func resolvePath(_ path: String) -> String {
         if path.hasPrefix("/") { return path }
-        return ((directory as NSString).appendingPathComponent(path) as NSString).standardizingPath
+        return FilePaths.standardized((directory as NSString).appendingPathComponent(path))
     }
 }
 
