@@ -96,41 +96,46 @@ extension Session {
                     if (head.expectedLength ?? Session.discardLimit) >= Session.discardLimit { throw ExchangeStop() }
                     return
                 }
-                if decodesContent {
-                    progress.decoder = ContentDecoder.make(contentEncoding: head.headers["Content-Encoding"])
+                if decodesContent, let decoder = ContentDecoder.make(contentEncoding: head.headers["Content-Encoding"]) {
+                    progress.setDecoder(decoder)
                 }
                 try sink.open(head)
             }, onChunk: { chunk in
-                guard progress.isAccepting else {
+                // One lock to read what a chunk needs and one to count it (each accessor took its
+                // own: a dozen a job).
+                let (accepting, decoder) = progress.forChunk()
+                guard accepting else {
                     if progress.discard(chunk.readableBytes) >= Session.discardLimit { throw ExchangeStop() }
                     return
                 }
-                let decoded = try progress.decoder?.decode(chunk, url: shownURL) ?? chunk
-                let total = progress.add(decoded.readableBytes)
-                if let error = validator.checkSize(total, status: progress.status, url: shownURL) { throw error }
+                let decoded = try decoder?.decode(chunk, url: shownURL) ?? chunk
+                let (total, status) = progress.add(decoded.readableBytes)
+                if let error = validator.checkSize(total, status: status, url: shownURL) { throw error }
                 try sink.write(decoded)
                 monitor.request(requestInfo, didReceiveBytes: decoded.readableBytes)
             })
         } catch {
             // A redirect or failure decided at the head doesn't need the rest of the body.
-            guard progress.hasOutcome, let head = progress.head else {
-                if let head = progress.head {
-                    monitor.request(requestInfo, didGatherMetrics: RequestMetrics(status: head.status, bytes: progress.received,
+            let seen = progress.snapshot()
+            guard seen.outcome != nil, let head = seen.head else {
+                if let head = seen.head {
+                    monitor.request(requestInfo, didGatherMetrics: RequestMetrics(status: head.status, bytes: seen.received,
                                                                                   duration: .now - started, httpVersion: head.httpVersion))
                 }
                 throw error
             }
-            return finish(progress, head: head, started: started, info: requestInfo, cache: sink.cacheUse)
+            return finish(seen, head: head, started: started, info: requestInfo, cache: sink.cacheUse)
         }
-        guard let head = progress.head else { throw FetchError(.connection, "no response", url: shownURL) }
-        return finish(progress, head: head, started: started, info: requestInfo, cache: sink.cacheUse)
+        let seen = progress.snapshot()
+        guard let head = seen.head else { throw FetchError(.connection, "no response", url: shownURL) }
+        return finish(seen, head: head, started: started, info: requestInfo, cache: sink.cacheUse)
     }
 
-    private func finish(_ progress: ExchangeProgress, head: TransportResponseHead, started: ContinuousClock.Instant,
+    private func finish(_ seen: ExchangeProgress.Seen, head: TransportResponseHead, started: ContinuousClock.Instant,
                         info: RequestInfo, cache: RequestMetrics.CacheUse) -> Exchange {
-        eventMonitor.request(info, didGatherMetrics: RequestMetrics(status: head.status, bytes: progress.received, duration: .now - started,
+        eventMonitor.request(info, didGatherMetrics: RequestMetrics(status: head.status, bytes: seen.received, duration: .now - started,
                                                                     cache: cache, httpVersion: head.httpVersion))
-        return Exchange(head: head, outcome: progress.outcome ?? .accepted, bytes: progress.bytes)
+        return Exchange(head: head, outcome: seen.outcome ?? .accepted, bytes: seen.bytes)
     }
 
     /// The name the per-host limits count a request's host by: the URL's host in lower case. Read
@@ -163,30 +168,31 @@ final class ExchangeProgress: Sendable {
         var decoder: ContentDecoder?
     }
 
-    private let state = LockedBox(State())
-
-    var head: TransportResponseHead? { state.withLock { $0.head } }
-    var status: Int { state.withLock { $0.head?.status ?? 0 } }
-    var outcome: Session.Exchange.Outcome? { state.withLock { $0.outcome } }
-    var hasOutcome: Bool { outcome != nil }
-    var isAccepting: Bool { outcome == nil }
-    var bytes: Int64 { state.withLock { $0.bytes } }
-    /// Every body byte read: kept and discarded.
-    var received: Int64 { state.withLock { $0.bytes + $0.discarded } }
-
-    var decoder: ContentDecoder? {
-        get { state.withLock { $0.decoder } }
-        set { state.withLock { $0.decoder = newValue } }
+    /// The exchange as it ended: read once, under one lock.
+    struct Seen {
+        var head: TransportResponseHead?
+        var outcome: Session.Exchange.Outcome?
+        var bytes: Int64
+        /// Every body byte read: kept and discarded.
+        var received: Int64
     }
 
+    private let state = LockedBox(State())
+
+    func setDecoder(_ decoder: ContentDecoder) { state.withLock { $0.decoder = decoder } }
     func setHead(_ head: TransportResponseHead) { state.withLock { $0.head = head } }
     func setOutcome(_ outcome: Session.Exchange.Outcome) { state.withLock { $0.outcome = outcome } }
 
-    /// Adds accepted bytes; returns the total.
-    func add(_ count: Int) -> Int64 {
+    /// Whether a chunk's bytes are kept (no outcome decided at the head), and the decoder they go through.
+    func forChunk() -> (accepting: Bool, decoder: ContentDecoder?) {
+        state.withLock { ($0.outcome == nil, $0.decoder) }
+    }
+
+    /// Adds accepted bytes; returns the total, and the response's status.
+    func add(_ count: Int) -> (total: Int64, status: Int) {
         state.withLock {
             $0.bytes += Int64(count)
-            return $0.bytes
+            return ($0.bytes, $0.head?.status ?? 0)
         }
     }
 
@@ -196,5 +202,10 @@ final class ExchangeProgress: Sendable {
             $0.discarded += Int64(count)
             return $0.discarded
         }
+    }
+
+    /// What the exchange saw, once it is over.
+    func snapshot() -> Seen {
+        state.withLock { Seen(head: $0.head, outcome: $0.outcome, bytes: $0.bytes, received: $0.bytes + $0.discarded) }
     }
 }
