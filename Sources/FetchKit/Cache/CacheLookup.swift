@@ -5,7 +5,10 @@ import Foundation
 /// canonical URL, `Vary`), what the policy and RFC 9111 let the session do with it, and what is
 /// stored from the response. The rules themselves are `CacheRules`; this applies them to a
 /// request and its `RequestCacheOptions`.
-struct CacheLookup: Sendable {
+///
+/// A class: the session's steps and the caching sink each keep the lookup, and as a struct every
+/// hand-over copied its request and options (25 retains and releases a request).
+final class CacheLookup: Sendable {
     /// The request as the cache sees it: as built, with the session's default headers.
     let request: BuiltRequest
     let options: RequestCacheOptions

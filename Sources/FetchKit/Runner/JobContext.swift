@@ -41,7 +41,11 @@ final class JobContext: Sendable {
         offline = runner.options.offline
         outputGuard = OutputGuard(outputDir: runner.settings.outputDir)
         downloadSegments = runner.settings.downloadSegments
-        captures = runner.plan.jobs.contains(where: { !$0.spec.captures.isEmpty }) || runner.plan.dataFileJobs.contains(where: { !$0.common.spec.captures.isEmpty })
+        // Each job's entry read in place (`spec` is a copy of the entry's whole `JobSpec`, and a
+        // `for` loop over the jobs copies each job: 20 retains and releases a job of the run).
+        let jobs = runner.plan.jobs
+        captures = jobs.indices.contains(where: { !jobs[$0].common.spec.captures.isEmpty })
+            || runner.plan.dataFileJobs.contains(where: { !$0.common.spec.captures.isEmpty })
             ? CaptureStore(secrets: runner.config.learntSecrets) : nil
         var spools: [FanOutSpool] = []
         var spoolsBySource: [String: [FanOutSpool]] = [:]
@@ -63,7 +67,10 @@ final class JobContext: Sendable {
         // as the run goes, and would otherwise have had no token and their options built per job).
         var entries: [ExpandedJob.Common] = []
         var seenEntries = Set<ObjectIdentifier>()
-        for job in runner.plan.jobs where seenEntries.insert(ObjectIdentifier(job.common)).inserted { entries.append(job.common) }
+        for index in jobs.indices {
+            let common = jobs[index].common
+            if seenEntries.insert(ObjectIdentifier(common)).inserted { entries.append(common) }
+        }
         for entry in runner.plan.dataFileJobs where seenEntries.insert(ObjectIdentifier(entry.common)).inserted { entries.append(entry.common) }
         var authenticators: [(OAuth2Options, AuthenticationInterceptor<OAuth2Authenticator>)] = []
         for entry in entries {

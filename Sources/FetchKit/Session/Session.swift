@@ -280,22 +280,83 @@ public final class Session: Sendable {
 
 /// How one request behaves: what a route's `timeout`, `validate`, `redirect`, `retry` and `auth`
 /// blocks become. Defaults are SPEC's built-in ones.
+///
+/// The options a route's blocks make are kept in one box, copied on write: the runner makes a
+/// copy of its entry's options for each job and the cache's path another, and a copy is then a
+/// retain of the box rather than of each string, array and object in them (48 atomic reference
+/// count operations a job). What changes from job to job (`job`, `decodesContent`) is kept beside it.
 public struct RequestOptions: Sendable {
-    public var timeouts: TransportTimeouts
+    /// The shared part. Changed only through `unique()`, when no other options share it.
+    private final class Shared: @unchecked Sendable {
+        var timeouts: TransportTimeouts
+        var tls: TLSOptions
+        var validator: ResponseValidator
+        var redirector: Redirector
+        var retryPolicy: RetryPolicy?
+        var interceptor: (any RequestInterceptor)?
+        var cache: RequestCacheOptions?
+
+        init(timeouts: TransportTimeouts, tls: TLSOptions, validator: ResponseValidator, redirector: Redirector,
+             retryPolicy: RetryPolicy?, interceptor: (any RequestInterceptor)?, cache: RequestCacheOptions?) {
+            self.timeouts = timeouts
+            self.tls = tls
+            self.validator = validator
+            self.redirector = redirector
+            self.retryPolicy = retryPolicy
+            self.interceptor = interceptor
+            self.cache = cache
+        }
+
+        func copy() -> Shared {
+            Shared(timeouts: timeouts, tls: tls, validator: validator, redirector: redirector, retryPolicy: retryPolicy,
+                   interceptor: interceptor, cache: cache)
+        }
+    }
+
+    private var shared: Shared
+
+    /// The shared part, made this value's own first if another shares it.
+    private mutating func unique() -> Shared {
+        if !isKnownUniquelyReferenced(&shared) { shared = shared.copy() }
+        return shared
+    }
+
+    public var timeouts: TransportTimeouts {
+        get { shared.timeouts }
+        set { unique().timeouts = newValue }
+    }
     /// `tls`: trust anchors, pins, a client certificate, `insecure` (see `AsyncHTTPClientTransport`).
-    public var tls: TLSOptions
-    public var validator: ResponseValidator
-    public var redirector: Redirector
+    public var tls: TLSOptions {
+        get { shared.tls }
+        set { unique().tls = newValue }
+    }
+    public var validator: ResponseValidator {
+        get { shared.validator }
+        set { unique().validator = newValue }
+    }
+    public var redirector: Redirector {
+        get { shared.redirector }
+        set { unique().redirector = newValue }
+    }
     /// Asked after the interceptors' retriers; nil never retries.
-    public var retryPolicy: RetryPolicy?
+    public var retryPolicy: RetryPolicy? {
+        get { shared.retryPolicy }
+        set { unique().retryPolicy = newValue }
+    }
     /// This request's own interceptor (e.g. OAuth2): adapts after the session's, retries before the policy.
-    public var interceptor: (any RequestInterceptor)?
+    public var interceptor: (any RequestInterceptor)? {
+        get { shared.interceptor }
+        set { unique().interceptor = newValue }
+    }
+    /// How the session's response cache is used; nil sends the request without consulting it.
+    public var cache: RequestCacheOptions? {
+        get { shared.cache }
+        set { unique().cache = newValue }
+    }
     /// Sends `Accept-Encoding: gzip, deflate` (unless set) and decodes such bodies before the sink.
     public var decodesContent: Bool
     /// The job this request runs for, for monitors.
     public var job: String?
-    /// How the session's response cache is used; nil sends the request without consulting it.
-    public var cache: RequestCacheOptions?
     /// Set by the session for a request a stored response may stand in for (`stale_if_error`):
     /// during an outage it fails at once rather than waiting for the network.
     var hasStaleFallback = false
@@ -304,15 +365,10 @@ public struct RequestOptions: Sendable {
                 redirector: Redirector = .follow, retryPolicy: RetryPolicy? = RetryPolicy(),
                 interceptor: (any RequestInterceptor)? = nil, decodesContent: Bool = false, job: String? = nil,
                 cache: RequestCacheOptions? = nil) {
-        self.timeouts = timeouts
-        self.tls = tls
-        self.validator = validator
-        self.redirector = redirector
-        self.retryPolicy = retryPolicy
-        self.interceptor = interceptor
+        shared = Shared(timeouts: timeouts, tls: tls, validator: validator, redirector: redirector, retryPolicy: retryPolicy,
+                        interceptor: interceptor, cache: cache)
         self.decodesContent = decodesContent
         self.job = job
-        self.cache = cache
     }
 }
 
