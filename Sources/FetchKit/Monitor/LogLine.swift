@@ -39,7 +39,7 @@ struct LogLine {
         bytes.append(UInt8(ascii: " "))
         bytes.append(contentsOf: key.utf8)
         bytes.append(UInt8(ascii: "="))
-        LogLine.appendDecimal(Int64(value), to: &bytes)
+        UTF8Text.appendDecimal(Int64(value), to: &bytes)
     }
 
     /// The finished line, newline included.
@@ -94,17 +94,7 @@ struct LogLine {
         var rest = value / 10
         while rest > 0 { digits += 1; rest /= 10 }
         for _ in digits..<max(width, digits) { bytes.append(UInt8(ascii: "0")) }
-        appendDecimal(Int64(value), to: &bytes)
+        UTF8Text.appendDecimal(Int64(value), to: &bytes)
     }
 
-    static func appendDecimal(_ value: Int64, to bytes: inout [UInt8]) {
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        var magnitude = value.magnitude
-        let start = bytes.count
-        repeat {
-            bytes.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
-            magnitude /= 10
-        } while magnitude > 0
-        bytes[start...].reverse()
-    }
 }

@@ -32,6 +32,19 @@ import Testing
         #expect(!UTF8Text.prefix(of: text, count: text.utf8.count + 1, equals: text + "/"))
     }
 
+    /// Decimal digits appended in place (log lines, expanded job ids) read as `String(value)`
+    /// does, after bytes already in the buffer, for every width and both signs.
+    @Test func decimalsAppendAsStringsPrintThem() {
+        var values: [Int64] = [0, 7, -1, 9, 10, -10, 42, 99, 100, 16_384, -2_147_483_648, .max, .min, .max - 1, .min + 1]
+        var power: Int64 = 1
+        for _ in 0..<18 { power *= 10; values += [power - 1, power, power + 1, -power] }
+        for value in values {
+            var bytes = Array("x=".utf8)
+            UTF8Text.appendDecimal(value, to: &bytes)
+            #expect(String(decoding: bytes, as: UTF8.self) == "x=\(value)")
+        }
+    }
+
     /// IMF-fixdates read from fixed positions equal what the general parser (and `timegm`) make
     /// of them, over two centuries of random instants, leap days and month ends included.
     @Test func fixdatesParseAsTheGeneralParserDoes() {

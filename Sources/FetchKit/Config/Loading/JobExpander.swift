@@ -121,17 +121,30 @@ struct JobExpander {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
             UTF8Text.append(pair.key, to: &bytes)
             bytes.append(UInt8(ascii: "="))
-            UTF8Text.append(pair.value.text, to: &bytes)
+            // An integer's digits written in place: `text` made a string of them a job.
+            if case .int(let number) = pair.value {
+                UTF8Text.appendDecimal(Int64(number), to: &bytes)
+            } else {
+                UTF8Text.append(pair.value.text, to: &bytes)
+            }
         }
         bytes.append(UInt8(ascii: "]"))
         return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Every combination of matrix values, in matrix order; one empty combination without a matrix.
+    /// Each combination is one array, made at its final size (`prefix + [pair]` made two a job).
     static func combinations(_ matrix: [(String, [ParameterValue])]) -> [[(key: String, value: ParameterValue)]] {
         var result: [[(key: String, value: ParameterValue)]] = [[]]
         for (key, values) in matrix {
-            result = result.flatMap { prefix in values.map { prefix + [(key, $0)] } }
+            result = result.flatMap { prefix in
+                values.map { value in
+                    var combination = prefix
+                    combination.reserveCapacity(matrix.count)
+                    combination.append((key, value))
+                    return combination
+                }
+            }
         }
         return result
     }
@@ -319,9 +332,10 @@ struct JobExpander {
             }
             return nil
         }
-        let normalized = rootIsNormal && Self.isPlainRelative(rendered) ? outputPrefix + rendered
-            : Self.normalize(rendered.hasPrefix("/") ? rendered : outputPrefix + rendered)
-        guard !rendered.isEmpty, normalized.hasPrefix(outputPrefix) else {
+        // A plain relative path under a normal root is inside it by construction: no prefix to compare.
+        let plain = rootIsNormal && Self.isPlainRelative(rendered)
+        let normalized = plain ? outputPrefix + rendered : Self.normalize(rendered.hasPrefix("/") ? rendered : outputPrefix + rendered)
+        guard plain || (!rendered.isEmpty && normalized.hasPrefix(outputPrefix)) else {
             diagnostics.error("path-escapes-output", "output path '\(rendered)' of job '\(jobID)' is outside output_dir", at: path.location,
                               hint: "use a relative path without '..' that stays inside \(SourceFileDisplay.path(outputRoot))")
             return nil
