@@ -1,6 +1,10 @@
 /// A parameter value as a route or job gives it: the JSON data model, with object keys kept in the
 /// order they were written (encoders sort them when `sort_keys` is on, Alamofire's default).
-public indirect enum ParameterValue: Sendable, Equatable {
+///
+/// Not `indirect`: its recursion goes through arrays, which are references already, and an
+/// indirect enum boxes every value on the heap (an allocation for each matrix value, param and
+/// template context entry a job).
+public enum ParameterValue: Sendable, Equatable {
     case null
     case bool(Bool)
     case int(Int)
