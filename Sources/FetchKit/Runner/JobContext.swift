@@ -41,12 +41,6 @@ final class JobContext: Sendable {
         offline = runner.options.offline
         outputGuard = OutputGuard(outputDir: runner.settings.outputDir)
         downloadSegments = runner.settings.downloadSegments
-        // Each job's entry read in place (`spec` is a copy of the entry's whole `JobSpec`, and a
-        // `for` loop over the jobs copies each job: 20 retains and releases a job of the run).
-        let jobs = runner.plan.jobs
-        captures = jobs.indices.contains(where: { !jobs[$0].common.spec.captures.isEmpty })
-            || runner.plan.dataFileJobs.contains(where: { !$0.common.spec.captures.isEmpty })
-            ? CaptureStore(secrets: runner.config.learntSecrets) : nil
         var spools: [FanOutSpool] = []
         var spoolsBySource: [String: [FanOutSpool]] = [:]
         for entry in runner.plan.dataFileJobs {
@@ -65,13 +59,17 @@ final class JobContext: Sendable {
         self.spoolsBySource = spoolsBySource
         // Every `jobs:` entry, once: the written-out jobs' and the data files' (whose jobs are made
         // as the run goes, and would otherwise have had no token and their options built per job).
+        // Each job's entry read in place: a `for` loop over the jobs copied each job (20 retains and
+        // releases a job of the run).
         var entries: [ExpandedJob.Common] = []
         var seenEntries = Set<ObjectIdentifier>()
+        let jobs = runner.plan.jobs
         for index in jobs.indices {
             let common = jobs[index].common
             if seenEntries.insert(ObjectIdentifier(common)).inserted { entries.append(common) }
         }
         for entry in runner.plan.dataFileJobs where seenEntries.insert(ObjectIdentifier(entry.common)).inserted { entries.append(entry.common) }
+        captures = entries.contains { !$0.spec.captures.isEmpty } ? CaptureStore(secrets: runner.config.learntSecrets) : nil
         var authenticators: [(OAuth2Options, AuthenticationInterceptor<OAuth2Authenticator>)] = []
         for entry in entries {
             guard case .oauth2(let options)? = entry.behaviour.auth, !authenticators.contains(where: { $0.0 == options }) else { continue }
