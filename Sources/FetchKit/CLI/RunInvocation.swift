@@ -322,6 +322,9 @@ public struct RunInvocation: Sendable {
         }
         stderr.flush()
         if logFile != nil { logWriter.close() }
+        // The process exits next: the stores close here, and what is left of them waits for the exit.
+        store?.closeForExit()
+        cache?.closeForExit()
         return status
     }
 

@@ -49,6 +49,13 @@ final class CacheLookupConnections: Sendable {
         return queue
     }
 
+    /// Closes every lookup connection opened and keeps it to the process's end
+    /// (`StoreConnections.closeForExit`).
+    func closeForExit() {
+        let queues = (opened.withLock { $0 }.map { [$0] } ?? []) + byLoop.withLock { Array($0.values) }
+        for queue in queues where (try? queue.close()) != nil { ExitRetained.keep(queue) }
+    }
+
     /// Runs `body` on the calling thread's connection (see `DatabaseQueue.unsafeRead`).
     func read<T>(_ body: (Database) throws -> T) throws -> T {
         try connection().unsafeRead(body)

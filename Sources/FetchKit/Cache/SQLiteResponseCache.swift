@@ -39,7 +39,7 @@ public final class SQLiteResponseCache: ResponseCache {
     public let batchesStores: Bool
     let pool: StoreConnections
     /// Read-only connections for lookups, one per event loop (see `lookupRows`).
-    private let lookups: CacheLookupConnections
+    let lookups: CacheLookupConnections
     /// The index's columns, which differ only in an index made by an older fetchctl and opened
     /// read-only (not migrated).
     private let schema: SQLiteCacheRows.Schema

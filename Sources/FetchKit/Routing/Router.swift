@@ -60,7 +60,11 @@ public struct Router: RequestConvertible {
     /// The request as a value fetchctl can render and send, with the body kept as its source.
     public func makeRequest() throws -> BuiltRequest {
         let url = try buildURL()
-        var headers = HTTPHeaders([("User-Agent", Self.defaultUserAgent)])
+        // Room for the route's headers and the few the session and the cache add (`Accept-Encoding`,
+        // a validator): grown one field at a time, the array was made three times a request.
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(behaviour.headers.count + 4)
+        headers.add(name: "User-Agent", value: Self.defaultUserAgent)
         for setting in behaviour.headers {
             guard let value = setting.value else { headers.remove(name: setting.name); continue }
             let rendered = Template(value)

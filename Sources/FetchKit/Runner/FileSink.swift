@@ -47,9 +47,12 @@ public final class FileSink: ResponseSink, StagedFileSink {
         // `<dir>/.<name>.fetchctl-<pid>-<serial>.tmp`, appended into one buffer.
         var temporary = ""
         temporary.reserveCapacity(utf8.count + 40)
-        temporary += Substring(utf8[..<nameStart])
+        // `append(contentsOf:)` with a Substring is String's own overload; `+=` took the generic
+        // Sequence one, whose first call resolved its witnesses at run time (about 220,000
+        // instructions a process, a walk of every conformance record).
+        temporary.append(contentsOf: Substring(utf8[..<nameStart]))
         temporary += "."
-        temporary += Substring(utf8[nameStart...])
+        temporary.append(contentsOf: Substring(utf8[nameStart...]))
         temporary += ".fetchctl-"
         temporary += Self.processTag
         temporary += String(serial)
@@ -102,7 +105,7 @@ public final class FileSink: ResponseSink, StagedFileSink {
             if s.fd >= 0 { Glibc.close(s.fd) }
             s.shared = nil
             s.unnamed = false
-            s.fd = openat(file.directory, file.name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            s.fd = FileIO.openat(file.directory, file.name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
             guard s.fd >= 0 else { throw FileIO.error(errno, "cannot create '\(file.path)'") }
             s.shared = file
             return s.fd
@@ -151,12 +154,12 @@ public final class FileSink: ResponseSink, StagedFileSink {
     /// destination when something is, so it is never missing); a copy, renamed into place, where
     /// no link can be made (the cache on another file system).
     private func place(_ shared: SharedBodyFile) throws {
-        if linkat(shared.directory, shared.name, AT_FDCWD, destination, 0) == 0 { return }
+        if FileIO.linkat(shared.directory, shared.name, AT_FDCWD, destination) == 0 { return }
         if errno == ENOENT {
             try FileIO.createDirectory(containing: destination)
-            if linkat(shared.directory, shared.name, AT_FDCWD, destination, 0) == 0 { return }
+            if FileIO.linkat(shared.directory, shared.name, AT_FDCWD, destination) == 0 { return }
         }
-        if errno != EEXIST || linkat(shared.directory, shared.name, AT_FDCWD, temporaryPath, 0) != 0 {
+        if errno != EEXIST || FileIO.linkat(shared.directory, shared.name, AT_FDCWD, temporaryPath) != 0 {
             // EXDEV, EMLINK, EPERM: the bytes are copied (in the kernel) instead.
             let input = openat(shared.directory, shared.name, O_RDONLY | O_CLOEXEC)
             guard input >= 0 else { throw FileIO.error(errno, "cannot read '\(shared.path)'") }

@@ -199,6 +199,12 @@ public final class StateStore: Sendable {
     /// Failures kept with a run for `status`.
     public static let keptFailures = 20
 
+    /// Closes the store's connections for a process that exits next, after `finishRun`
+    /// (`StoreConnections.closeForExit`). The store answers nothing after it.
+    public func closeForExit() {
+        pool.closeForExit()
+    }
+
     public func finishRun(_ summary: RunSummary, exitCode: Int32, at date: Date = Date()) throws {
         var errors = JSONLine()
         for (code, count) in summary.tally.errors.sorted(by: { $0.key < $1.key }) { errors.int(code, count) }

@@ -86,6 +86,19 @@ enum FileIO {
         }
     }
 
+    /// `openat(2)` with a name given as a Swift string, passed through `withCString`, which reads a
+    /// small string (15 bytes or fewer, as the cache's body names are) from the stack: the implicit
+    /// conversion of a string argument copied such a string into a new array first, a `malloc` and
+    /// a `free` a call, on every stored response.
+    static func openat(_ directory: Int32, _ name: String, _ flags: Int32, _ mode: mode_t) -> Int32 {
+        name.withCString { Glibc.openat(directory, $0, flags, mode) }
+    }
+
+    /// `linkat(2)` with both names as Swift strings, through `withCString` (see `openat`).
+    static func linkat(_ fromDirectory: Int32, _ from: String, _ toDirectory: Int32, _ to: String, _ flags: Int32 = 0) -> Int32 {
+        from.withCString { source in to.withCString { Glibc.linkat(fromDirectory, source, toDirectory, $0, flags) } }
+    }
+
     /// The size of the file at `path`, nil when there is none.
     static func size(_ path: String) -> Int64? {
         var info = stat()

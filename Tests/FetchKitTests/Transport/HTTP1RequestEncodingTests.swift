@@ -16,6 +16,22 @@ import Testing
         return String(decoding: buffer.readableBytesView, as: UTF8.self)
     }
 
+    /// Every byte value against the grammars as RFC 9110 §5.6.2 (`tchar`) and RFC 9112 §3.2 (the
+    /// request-target's characters) write them, one by one.
+    @Test func theTokenAndTargetTablesHoldExactlyTheirGrammarsBytes() {
+        let letters = Set(UInt8(ascii: "a")...UInt8(ascii: "z")).union(UInt8(ascii: "A")...UInt8(ascii: "Z")).union(UInt8(ascii: "0")...UInt8(ascii: "9"))
+        let tchar = letters.union("!#$%&'*+-.^_`|~".utf8)
+        let target = letters.union("-._~:/?#[]@!$&'()*+,;=%".utf8)
+        for byte in UInt8.min...UInt8.max {
+            #expect(HTTP1RequestEncoding.tokenBytes[Int(byte)] == tchar.contains(byte), "tchar \(byte)")
+            let text = String(decoding: [byte], as: UTF8.self)
+            if byte < 0x80 { #expect(HTTP1RequestEncoding.isRequestTarget(text) == target.contains(byte), "target \(byte)") }
+        }
+        #expect(HTTP1RequestEncoding.tokenBytes.count == 256)
+        #expect(!HTTP1RequestEncoding.isRequestTarget("/a b"))
+        #expect(HTTP1RequestEncoding.isRequestTarget("/a%20b?c=d&e=[1]"))
+    }
+
     @Test func aGetNamesItsHostAfterItsOwnFieldsAndHasNoLength() throws {
         #expect(try encoded(.get, headers: [("Accept", "*/*"), ("X-A", "1")])
             == "GET /x?y=1 HTTP/1.1\r\nAccept: */*\r\nX-A: 1\r\nHost: 127.0.0.1:8080\r\n\r\n")
