@@ -52,6 +52,28 @@ import Testing
         #expect(try store.lastResults().count == 300)
     }
 
+    /// `closeForExit` (the end of `fetchctl run`) closes the store as its release did: the log is
+    /// copied in and removed, the results are there for the next opening, and the closed writer is
+    /// kept (`ExitRetained`) rather than torn down.
+    @Test func aStoreClosedForExitLeavesItsResultsAndNoLog() throws {
+        let fixture = try ConfigFixture([:])
+        let directory = fixture.path(".fetchctl")
+        let kept = ExitRetained.count
+        do {
+            let store = try StateStore(directory: directory)
+            try store.beginRun(id: "run-1", jobsFile: "jobs.yaml", jobs: 70)
+            for n in 0..<70 {
+                store.recordJobLater(runID: "run-1", JobResult(job: "job[\(n)]", outcome: .succeeded, status: 200, bytes: 1, attempts: 1, duration: .milliseconds(1)))
+            }
+            try store.flush()
+            #expect(FileManager.default.fileExists(atPath: directory + "/state.sqlite-wal"))
+            store.closeForExit()
+            #expect(ExitRetained.count > kept, "the closed writer is kept")
+            #expect(!FileManager.default.fileExists(atPath: directory + "/state.sqlite-wal"), "closing copied the log in and removed it")
+        }
+        #expect(try StateStore(directory: directory).lastResults().count == 70)
+    }
+
     /// One row a job: a run's result replaces the job's last one, and `status --jobs` lists the
     /// latest. A job that has not run for `keptRuns` runs is forgotten; one that runs every time
     /// is not.
