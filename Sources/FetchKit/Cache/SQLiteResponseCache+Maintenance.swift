@@ -8,8 +8,6 @@ import Glibc
 /// reads and removes.
 extension SQLiteResponseCache {
 
-    /// Writes what this process served (for LRU and `cache stats`' hit ratio of the last run), then
-    /// prunes to `maxSize`. Called once at the end of a run.
     /// Closes the index's connections for a process that exits next, after `finishRun`
     /// (`StoreConnections.closeForExit`). The cache answers nothing after it.
     public func closeForExit() {
@@ -17,6 +15,8 @@ extension SQLiteResponseCache {
         pool.closeForExit()
     }
 
+    /// Writes what this process served (for LRU and `cache stats`' hit ratio of the last run), then
+    /// prunes to `maxSize`. Called once at the end of a run.
     public func finishRun(id runID: String, maxSize: Int64?) async {
         await flushDeferred()
         let (served, counts) = state.withLock { s -> ([Int64: Int], [Int]) in
