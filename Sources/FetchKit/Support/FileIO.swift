@@ -86,10 +86,10 @@ enum FileIO {
         }
     }
 
-    /// `openat(2)` with a name given as a Swift string, passed through `withCString`, which reads a
-    /// small string (15 bytes or fewer, as the cache's body names are) from the stack: the implicit
-    /// conversion of a string argument copied such a string into a new array first, a `malloc` and
-    /// a `free` a call, on every stored response.
+    /// `openat(2)` with a name given as a Swift string, passed through `withCString`, which hands
+    /// over a native string's own bytes (a small one's from the stack): the implicit conversion of
+    /// a string argument to a C string copies it into a new array (`utf8CString`), a `malloc` and a
+    /// `free` a call, three a stored response.
     static func openat(_ directory: Int32, _ name: String, _ flags: Int32, _ mode: mode_t) -> Int32 {
         name.withCString { Glibc.openat(directory, $0, flags, mode) }
     }
