@@ -18,20 +18,17 @@ import Glibc
 /// The mutex is adaptive (`initializeAdaptiveMutex`): it spins briefly before sleeping.
 ///
 /// A struct around the buffer: copies share the one value and lock.
+///
+/// The buffer is the standard library's `ManagedBuffer` itself, not a subclass of it: the Swift
+/// runtime makes a generic subclass's metadata for each `Value` on first use, looking its superclass
+/// up by its mangled name (about 15,000 instructions a type, some forty types a run, and one walk
+/// of the binary's conformance records). The mutex needs no teardown: `pthread_mutex_destroy` frees
+/// nothing on glibc or Darwin, and its bytes are plain data.
 struct LockedBox<Value>: @unchecked Sendable {
-    private final class Storage: ManagedBuffer<Value, pthread_mutex_t> {
-        deinit {
-            withUnsafeMutablePointerToElements { mutex in
-                pthread_mutex_destroy(mutex)
-                mutex.deinitialize(count: 1)
-            }
-        }
-    }
-
-    private let storage: Storage
+    private let storage: ManagedBuffer<Value, pthread_mutex_t>
 
     init(_ value: Value) {
-        storage = unsafeDowncast(Storage.create(minimumCapacity: 1) { _ in value }, to: Storage.self)
+        storage = ManagedBuffer<Value, pthread_mutex_t>.create(minimumCapacity: 1) { _ in value }
         storage.withUnsafeMutablePointerToElements { mutex in
             mutex.initialize(to: pthread_mutex_t())
             initializeAdaptiveMutex(mutex)
