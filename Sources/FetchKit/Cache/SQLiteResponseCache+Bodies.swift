@@ -116,12 +116,12 @@ extension SQLiteResponseCache {
     /// False, with `destination` untouched, when no link was kept.
     private static func link(at directory: Int32, _ body: String, to destination: String, staging: String) -> Bool {
         var target = destination
-        var made = linkat(directory, body, AT_FDCWD, destination, 0) == 0
+        var made = FileIO.linkat(directory, body, AT_FDCWD, destination) == 0
         if !made, errno == ENOENT, (try? FileIO.createDirectory(containing: destination)) != nil {
-            made = linkat(directory, body, AT_FDCWD, destination, 0) == 0
+            made = FileIO.linkat(directory, body, AT_FDCWD, destination) == 0
         }
         if !made {
-            guard errno == EEXIST, linkat(directory, body, AT_FDCWD, staging, 0) == 0 else { return false }
+            guard errno == EEXIST, FileIO.linkat(directory, body, AT_FDCWD, staging) == 0 else { return false }
             target = staging
         }
         var linked = stat()

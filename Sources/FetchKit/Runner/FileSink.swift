@@ -161,7 +161,7 @@ public final class FileSink: ResponseSink, StagedFileSink {
         }
         if errno != EEXIST || FileIO.linkat(shared.directory, shared.name, AT_FDCWD, temporaryPath) != 0 {
             // EXDEV, EMLINK, EPERM: the bytes are copied (in the kernel) instead.
-            let input = openat(shared.directory, shared.name, O_RDONLY | O_CLOEXEC)
+            let input = FileIO.openat(shared.directory, shared.name, O_RDONLY | O_CLOEXEC, 0)
             guard input >= 0 else { throw FileIO.error(errno, "cannot read '\(shared.path)'") }
             defer { Glibc.close(input) }
             try copyToTemporary(from: input)
