@@ -18,6 +18,9 @@ _ = fk_malloc_set_top_pad(4 << 20)
 // Not for the commands that send nothing and must start fast (`validate`, `--version`): the loops'
 // threads and first lookups were about a tenth of a `validate`'s CPU; their tasks take the runtime's pool.
 let sendsNothing = CommandLine.arguments.count > 1 && ["validate", "--version"].contains(CommandLine.arguments[1])
+// The same for the initialized data, for the commands whose threads would take those copies' TLB
+// shootdowns (CMalloc.h).
+if !sendsNothing { _ = fk_prefault_initialized_data() }
 if #available(macOS 14, *), !sendsNothing { EventLoopExecutor.installAsGlobalExecutor() }
 
 await CommandLineEntry.run()

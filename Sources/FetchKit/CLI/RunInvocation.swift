@@ -417,21 +417,34 @@ final class CacheProblemRelay: EventMonitor {
 }
 
 extension RunInvocation {
-    /// Runs `body` on a new thread of its own at once; its result when the future is awaited.
-    /// Not on Dispatch's pool: given the state store's and the response cache's openings one after
-    /// the other, it sometimes ran the second only once the first was done (2.5 ms later).
+    /// Runs `body` at once on one of the start's threads (`startThreads`); its result when the
+    /// future is awaited. Not on Dispatch's pool: given the state store's and the response
+    /// cache's openings one after the other, it sometimes ran the second only once the first was
+    /// done (2.5 ms later).
     ///
-    /// The thread starts before the future's event loop is asked for: the first call of a process
-    /// (`RunPrefetch`'s load of the jobs file) would otherwise wait for the event loops' creation,
-    /// 3–6 ms of the main thread at start-up.
+    /// The work is handed over before the future's event loop is asked for: the first call of a
+    /// process (`RunPrefetch`'s load of the jobs file) would otherwise wait for the event loops'
+    /// creation, 3–6 ms of the main thread at start-up.
     static func onAnotherThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) -> EventLoopFuture<T> {
         let handoff = ResultHandoff<T>()
-        let thread = Thread { handoff.deliver(Result { try body() }) }
-        thread.start()
+        startThreads.submit { _ in handoff.deliver(Result { try body() }) }
         let promise = MultiThreadedEventLoopGroup.singleton.any().makePromise(of: T.self)
         handoff.deliver(to: promise)
         return promise.futureResult
     }
+
+    /// Three threads for what a run does at once before its first request and after its last
+    /// (the jobs file's load, the state store's and the response cache's openings; the stores'
+    /// finish), made on first use and kept for the process. A thread of its own for each call
+    /// made four a run that ended before the run did: each exit gives its stack's pages back
+    /// (`madvise(MADV_DONTNEED)`), which once the event loops run on the other core interrupts it
+    /// to flush its TLB, and each new thread's first `malloc` makes an arena (an `mmap` and a
+    /// `munmap`, another flush).
+    private static let startThreads: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: 3)
+        pool.start()
+        return pool
+    }()
 }
 
 /// A result that may be ready before the promise it completes exists, or after: whichever of the

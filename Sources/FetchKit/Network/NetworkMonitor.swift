@@ -64,27 +64,34 @@ public final class NetworkMonitor: Sendable {
         try await begin(on: group.next()).get()
     }
 
-    /// `start` without a task: all of it happens on the thread pool and on `loop`, so a caller busy
-    /// on another loop (`fetchctl run` loading its jobs file) has the monitor ready when it asks.
+    /// `start` without a task: all of it happens on the monitor's own queue, so a caller busy on
+    /// another loop (`fetchctl run` loading its jobs file) has the monitor ready when it asks. The
+    /// dumps block (briefly, with a deadline): on that queue, not a task's thread or an event loop.
+    /// Not on SwiftNIO's thread pool, which nothing else of a run uses: starting it made two
+    /// threads, for one call.
     static func begin(on loop: any EventLoop) -> EventLoopFuture<NetworkMonitor> {
-        // The dumps block (briefly, with a deadline): on the thread pool, not a task's thread.
-        NIOThreadPool.singleton.runIfActive(eventLoop: loop) { () throws -> NetworkMonitor in
-            let fd = try NetlinkSocket.open()
-            let initial: NetworkState
-            do {
-                initial = try NetlinkSocket.dumpState(fd)
-                guard fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) == 0 else { throw FileIO.error(errno, "cannot listen for network changes on a netlink socket") }
-            } catch {
-                Glibc.close(fd)
-                throw error
-            }
-            let box = LockedBox(Inner(network: initial, status: initial.isReachable() ? .reachable : .notReachable))
-            let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: DispatchQueue(label: "fetchctl.network-monitor"))
-            source.setEventHandler { Self.readChanges(fd, into: box) }
-            source.setCancelHandler { Glibc.close(fd) }
-            source.activate()
-            return NetworkMonitor(source: source, box: box)
+        let started = loop.makePromise(of: NetworkMonitor.self)
+        let queue = DispatchQueue(label: "fetchctl.network-monitor")
+        queue.async {
+            started.completeWith(Result { () throws -> NetworkMonitor in
+                let fd = try NetlinkSocket.open()
+                let initial: NetworkState
+                do {
+                    initial = try NetlinkSocket.dumpState(fd)
+                    guard fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) == 0 else { throw FileIO.error(errno, "cannot listen for network changes on a netlink socket") }
+                } catch {
+                    Glibc.close(fd)
+                    throw error
+                }
+                let box = LockedBox(Inner(network: initial, status: initial.isReachable() ? .reachable : .notReachable))
+                let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+                source.setEventHandler { Self.readChanges(fd, into: box) }
+                source.setCancelHandler { Glibc.close(fd) }
+                source.activate()
+                return NetworkMonitor(source: source, box: box)
+            })
         }
+        return started.futureResult
     }
 
     /// The notifications waiting on the socket, each datagram a batch of netlink messages, applied

@@ -30,12 +30,20 @@ final class HostLimiter: Sendable {
         self.limit = max(1, limit)
     }
 
+    /// Takes a slot for `host` if one is free, without waiting; false when the caller must
+    /// `acquire`. Synchronous, for the path nearly every request takes: an `async` call costs its
+    /// callee a frame from the task's allocator even when it returns at once. A true result must be
+    /// followed by one `release`, as a successful `acquire`.
+    func tryAcquire(_ host: String) -> Bool {
+        let limit = self.limit
+        return state.withLock { s in Self.take(&s.inFlight[host, default: 0], limit: limit) }
+    }
+
     /// Returns once the caller holds a slot for `host`; throws `CancellationError` when cancelled
     /// while waiting. Every successful `acquire` must be followed by one `release`.
     func acquire(_ host: String) async throws {
+        guard !tryAcquire(host) else { return }
         let limit = self.limit
-        let mustWait = state.withLock { s in !Self.take(&s.inFlight[host, default: 0], limit: limit) }
-        guard mustWait else { return }
         let waiter = Waiter()
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
@@ -122,6 +130,9 @@ final class RateLimiter: Sendable {
         for (host, rate) in rates { intervals[host.lowercased()] = rate.period / rate.count }
         self.intervals = intervals
     }
+
+    /// No `rate_limits`: `acquire` returns at once for every host, and a caller need not call it.
+    var isEmpty: Bool { intervals.isEmpty }
 
     /// Returns when the next request to `host` may start, with the instant it was granted.
     @discardableResult

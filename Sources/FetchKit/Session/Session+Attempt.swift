@@ -10,17 +10,20 @@ extension Session {
         while true {
             state.lastRequest = current
             let host = Self.hostKey(of: current.url)
-            try await hosts.acquire(host)
-            do {
-                try await slots?.acquire("")
-            } catch {
-                hosts.release(host)
-                throw error
+            // The limiters' free slots taken without an `async` call (`tryAcquire`, `isEmpty`).
+            if !hosts.tryAcquire(host) { try await hosts.acquire(host) }
+            if let slots, !slots.tryAcquire("") {
+                do {
+                    try await slots.acquire("")
+                } catch {
+                    hosts.release(host)
+                    throw error
+                }
             }
             let exchange: Exchange
             do {
                 // Last before sending, so waiting for a connection slot can't bunch requests up.
-                try await rates.acquire(host)
+                if !rates.isEmpty { try await rates.acquire(host) }
                 exchange = try await self.exchange(current, hops: hops, state: state, options: options, sink: sink)
                 slots?.release("")
                 hosts.release(host)
