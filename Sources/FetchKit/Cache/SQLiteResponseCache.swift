@@ -47,6 +47,15 @@ public final class SQLiteResponseCache: ResponseCache {
     private let onProblem: @Sendable (CacheProblem) -> Void
     let state = LockedBox(State())
 
+    /// Output directories known to be (or not) on the cache's file system, and the last of them
+    /// asked about. A lock of their own: every stored response asks, and under `state` the
+    /// question waited for the rows' hand-off and the writer's batches.
+    private struct FileSystems {
+        var same: [String: Bool] = [:]
+        var last: (path: String, same: Bool)?
+    }
+    private let fileSystems = LockedBox(FileSystems())
+
     struct State {
         /// Entries served since the last `finishRun`, for `used_at` and `hits` (written in one transaction).
         var served: [Int64: Int] = [:]
@@ -68,10 +77,6 @@ public final class SQLiteResponseCache: ResponseCache {
         var storedURLs = StoredHashFilter()
         /// With `batchesStores`: rows gathered for the next timed commit.
         var deferred: [PendingRow] = []
-        /// Output directories known to be (or not) on the cache's file system.
-        var sameFileSystem: [String: Bool] = [:]
-        /// The last of them asked about.
-        var lastDirectory: (path: String, same: Bool)?
         /// The timer that commits a batch `commitInterval` after its first row: what a `kill -9`
         /// can lose (tests lengthen it to see the open transaction).
         var flushTimer: Task<Void, Never>?
@@ -271,14 +276,14 @@ public final class SQLiteResponseCache: ResponseCache {
         let slash = UTF8Text.lastOffset(of: UInt8(ascii: "/"), in: destination) ?? 0
         // A batch saves into one directory, or a few: the last one asked about is compared in
         // place, with no string made and none hashed (every stored response asks).
-        if let known = state.withLock({ s -> Bool? in
-            guard let last = s.lastDirectory, UTF8Text.prefix(of: destination, count: slash, equals: last.path) else { return nil }
+        if let known = fileSystems.withLock({ s -> Bool? in
+            guard let last = s.last, UTF8Text.prefix(of: destination, count: slash, equals: last.path) else { return nil }
             return last.same
         }) { return known }
         let directory = String(Substring(destination.utf8.prefix(slash)))
-        if let known = state.withLock({ s -> Bool? in
-            let known = s.sameFileSystem[directory]
-            if let known { s.lastDirectory = (directory, known) }
+        if let known = fileSystems.withLock({ s -> Bool? in
+            let known = s.same[directory]
+            if let known { s.last = (directory, known) }
             return known
         }) { return known }
         var cache = stat(), info = stat()
@@ -289,9 +294,9 @@ public final class SQLiteResponseCache: ResponseCache {
             if existing == "/" { break }
         }
         let same = !existing.isEmpty && stat(existing, &info) == 0 && info.st_dev == cache.st_dev
-        state.withLock { s in
-            s.sameFileSystem[directory] = same
-            s.lastDirectory = (directory, same)
+        fileSystems.withLock { s in
+            s.same[directory] = same
+            s.last = (directory, same)
         }
         return same
     }
