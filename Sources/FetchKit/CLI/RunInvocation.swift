@@ -436,9 +436,9 @@ extension RunInvocation {
     /// Three threads for what a run does at once before its first request and after its last
     /// (the jobs file's load, the state store's and the response cache's openings; the stores'
     /// finish), made on first use and kept for the process. A thread of its own for each call
-    /// made four a run that ended before the run did: each exit gives its stack's pages back
-    /// (`madvise(MADV_DONTNEED)`), which once the event loops run on the other core interrupts it
-    /// to flush its TLB, and each new thread's first `malloc` makes an arena (an `mmap` and a
+    /// made four threads a run, each exiting before the run did: each exit gave its stack's pages back
+    /// (`madvise(MADV_DONTNEED)`), which once the event loops run on the other core interrupted
+    /// it to flush its TLB, and each new thread's first `malloc` made an arena (an `mmap` and a
     /// `munmap`, another flush).
     private static let startThreads: NIOThreadPool = {
         let pool = NIOThreadPool(numberOfThreads: 3)
