@@ -154,6 +154,7 @@ extension SQLiteResponseCache {
                     if !db.isInsideTransaction { try db.beginTransaction(.immediate) }
                     let replaced = rows.isEmpty ? [] : try SQLiteCacheRows.insert(rows, in: db)
                     try SQLiteCacheRows.update(updates, in: db)
+                    self.growPageCache(db, inserted: rows.count)
                     self.state.withLock { s in
                         s.inserted += rows
                         s.replacedBodies += replaced
@@ -263,7 +264,10 @@ extension SQLiteResponseCache {
         let rows = dropInvalidated(rows)
         if rows.isEmpty { return }
         do {
-            let replaced = try await write { db in try SQLiteCacheRows.insert(rows, in: db) }
+            let replaced = try await write { db in
+                defer { self.growPageCache(db, inserted: rows.count) }
+                return try SQLiteCacheRows.insert(rows, in: db)
+            }
             for body in replaced { unlink((directory as NSString).appendingPathComponent(body)) }
         } catch {
             for row in rows { unlink((directory as NSString).appendingPathComponent(row.body)) }

@@ -65,11 +65,13 @@ extension SQLiteResponseCache {
                     defer { try? SQLiteCacheRows.BodyBytes.set(total, in: db) }
                     if total > maxSize {
                         // The whole index is sorted by use (it has no index on used_at: stores would
-                        // pay for one). SQLite's sorter keeps up to `cache_size` in memory, 16 MiB
-                        // here, and pruning 300,000 entries raised a crawl's peak RSS by half: sort in
-                        // 2 MiB and spill the rest to a temporary file.
+                        // pay for one). SQLite's sorter keeps up to `cache_size` in memory (the
+                        // writer's, up to 16 MiB: `WriterPageCache`), and pruning 300,000 entries
+                        // raised a crawl's peak RSS by half: sort in 2 MiB and spill the rest to a
+                        // temporary file.
                         try db.execute(sql: "PRAGMA cache_size = -2048")
-                        defer { try? db.execute(sql: "PRAGMA cache_size = -16384") }
+                        let pageCache = self.state.withLock { $0.pageCacheKiB }
+                        defer { try? db.execute(sql: "PRAGMA cache_size = -\(pageCache)") }
                         let rows = try Row.fetchCursor(db, sql: "SELECT id, body, body_size FROM responses ORDER BY used_at, id")
                         var ids: [Int64] = []
                         while total > maxSize, let row = try rows.next() {

@@ -106,6 +106,42 @@ public final class SQLiteResponseCache: ResponseCache {
         /// an invalidation of its URL is dropped even if its flush was already under way.
         var generation = 0
         var invalidatedAt: [String: Int] = [:]
+        /// The index's rows when opened and those inserted since (replaced ones counted again: an
+        /// upper bound), and the writer's page cache set for them (`WriterPageCache`).
+        var indexRows = 0
+        var pageCacheKiB = WriterPageCache.maximumKiB
+    }
+
+    /// The writer's page cache, sized to the index it writes (`PRAGMA cache_size`, set when the
+    /// cache opens and grown as rows are inserted). SQLite keeps every page it has touched until
+    /// its cache is full, and with a fixed 16 MiB a cold 20,000-response run kept the 9 MB of table
+    /// pages it appended, which nothing reads again: 2,000 page faults and 6 MB of peak RSS. What an
+    /// insert reads again is the unique index, at a random place (its key is a hash): about 32
+    /// bytes a row, which a million-row index needs cached (a 1M-job cold run took 74 s with 2 MiB
+    /// and 62 s with 16, bench/scale.sh; 32 measured no better).
+    enum WriterPageCache {
+        static let minimumKiB = 2048
+        static let maximumKiB = 16384
+
+        static func kibibytes(forRows rows: Int) -> Int {
+            min(maximumKiB, minimumKiB + rows / 32)  // 32 bytes a row
+        }
+
+        /// After `inserted` more rows: the size to set, when it has grown by a MiB or reached the
+        /// most (one `PRAGMA` a MiB, not one a batch).
+        static func grown(_ s: inout State, inserted: Int) -> Int? {
+            s.indexRows += inserted
+            let wanted = kibibytes(forRows: s.indexRows)
+            guard wanted >= s.pageCacheKiB + 1024 || (wanted == maximumKiB && s.pageCacheKiB < maximumKiB) else { return nil }
+            s.pageCacheKiB = wanted
+            return wanted
+        }
+    }
+
+    /// Grows the writer's page cache for `inserted` more rows, on the writer's connection.
+    func growPageCache(_ db: Database, inserted: Int) {
+        guard let size = state.withLock({ WriterPageCache.grown(&$0, inserted: inserted) }) else { return }
+        try? db.execute(sql: "PRAGMA cache_size = -\(size)")
     }
 
 
@@ -168,6 +204,8 @@ public final class SQLiteResponseCache: ResponseCache {
         }
         schema = SQLiteCacheRows.Schema(hasModifiedColumn: true, hasURLKey: true)
         lookups = CacheLookupConnections(path: path)
+        let pageCache = WriterPageCache.kibibytes(forRows: count)
+        try? pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA cache_size = -\(pageCache)") }
         // `bodies/` and its 16 buckets (`bodies/0` … `bodies/f`) exist before any body is written.
         mkdir(bodiesPath, 0o755)
         var info = stat()
@@ -177,7 +215,11 @@ public final class SQLiteResponseCache: ResponseCache {
             for digit in "0123456789abcdef" { mkdirat(descriptor, "bodies/" + String(digit), 0o755) }
         }
         directoryDescriptor = descriptor
-        state.withLock { $0.empty = count == 0 }
+        state.withLock { s in
+            s.empty = count == 0
+            s.indexRows = count
+            s.pageCacheKiB = pageCache
+        }
     }
 
     deinit {
@@ -193,10 +235,11 @@ public final class SQLiteResponseCache: ResponseCache {
         // `batchesStores` inserts rows as they come in a transaction left open between writes and
         // commits it on its timer (`SQLiteResponseCache+Commit`); every other write commits it first.
         configuration.allowsUnsafeTransactions = true
-        // 16 MiB of pages (SQLite's default is 2): a million-row index takes its inserts at random
-        // places (the key is a hash), and with 2 MiB most of them read a page again; a 1M-job cold
-        // run took 74 s with 2 MiB, 62 s with 16 (bench/scale.sh), 32 measured no better.
-        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16384; PRAGMA temp_store = MEMORY") }
+        // The most pages the writer keeps until the index's size is known (`WriterPageCache`):
+        // the count below reads the unique index, and a million-row one then starts warm.
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -\(WriterPageCache.maximumKiB); PRAGMA temp_store = MEMORY")
+        }
         let pool = try StoreConnections(path: path, configuration: configuration)
         // From the template: the schema is current and the index empty.
         if made { return (pool, 0) }

@@ -149,6 +149,36 @@ import FetchKitTesting
         }
     }
 
+    /// The writer's page cache follows the index's size (`WriterPageCache`): 2 MiB for a new
+    /// index, grown by a MiB once its rows need it (32 bytes a row), never past 16 MiB; an index
+    /// opened again starts at its rows' size.
+    @Test func theWritersPageCacheGrowsWithTheIndex() async throws {
+        let directory = try TemporaryDirectory.make(prefix: "fetchctl-tests")
+        func setting(_ cache: SQLiteResponseCache) throws -> Int {
+            try cache.pool.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA cache_size") } ?? 0
+        }
+        let cache = try Self.cache(directory)
+        #expect(try setting(cache) == -2048)
+        // As if the index held 32 rows short of a MiB's worth: one step's rows cross it.
+        cache.state.withLock { $0.indexRows = 1024 * 32 - SQLiteResponseCache.stepRows }
+        for number in 0..<SQLiteResponseCache.stepRows { try await Self.store(number, in: cache) }
+        await cache.state.withLock { $0.lastWrite }?.value
+        #expect(try setting(cache) == -3072)
+        // Fewer than a MiB's worth more: no change.
+        for number in 100..<(100 + SQLiteResponseCache.stepRows) { try await Self.store(number, in: cache) }
+        await cache.state.withLock { $0.lastWrite }?.value
+        #expect(try setting(cache) == -3072)
+        // Ten million rows: the most.
+        cache.state.withLock { $0.indexRows = 10_000_000 }
+        for number in 200..<(200 + SQLiteResponseCache.stepRows) { try await Self.store(number, in: cache) }
+        await cache.state.withLock { $0.lastWrite }?.value
+        #expect(try setting(cache) == -16384)
+        await cache.finishRun(id: "run-1", maxSize: nil)
+
+        let reopened = try SQLiteResponseCache(directory: directory, batchesStores: true)
+        #expect(try setting(reopened) == -(2048 + 3 * SQLiteResponseCache.stepRows / 32))
+    }
+
     @Test func aLookupOfARowInTheOpenTransactionWaitsForItsCommit() async throws {
         let directory = try TemporaryDirectory.make(prefix: "fetchctl-tests")
         let cache = try Self.cache(directory)
