@@ -71,7 +71,7 @@ extension SQLiteResponseCache {
                         // temporary file.
                         try db.execute(sql: "PRAGMA cache_size = -2048")
                         let pageCache = self.state.withLock { $0.pageCacheKiB }
-                        defer { try? db.execute(sql: "PRAGMA cache_size = -\(pageCache)") }
+                        defer { WriterPageCache.set(pageCache, in: db) }
                         let rows = try Row.fetchCursor(db, sql: "SELECT id, body, body_size FROM responses ORDER BY used_at, id")
                         var ids: [Int64] = []
                         while total > maxSize, let row = try rows.next() {

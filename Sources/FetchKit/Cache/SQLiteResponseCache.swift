@@ -112,39 +112,6 @@ public final class SQLiteResponseCache: ResponseCache {
         var pageCacheKiB = WriterPageCache.maximumKiB
     }
 
-    /// The writer's page cache, sized to the index it writes (`PRAGMA cache_size`, set when the
-    /// cache opens and grown as rows are inserted). SQLite keeps every page it has touched until
-    /// its cache is full, and with a fixed 16 MiB a cold 20,000-response run kept the 9 MB of table
-    /// pages it appended, which nothing reads again: 2,000 page faults and 6 MB of peak RSS. What an
-    /// insert reads again is the unique index, at a random place (its key is a hash): about 32
-    /// bytes a row, which a million-row index needs cached (a 1M-job cold run took 74 s with 2 MiB
-    /// and 62 s with 16, bench/scale.sh; 32 measured no better).
-    enum WriterPageCache {
-        static let minimumKiB = 2048
-        static let maximumKiB = 16384
-
-        static func kibibytes(forRows rows: Int) -> Int {
-            min(maximumKiB, minimumKiB + rows / 32)  // 32 bytes a row
-        }
-
-        /// After `inserted` more rows: the size to set, when it has grown by a MiB or reached the
-        /// most (one `PRAGMA` a MiB, not one a batch).
-        static func grown(_ s: inout State, inserted: Int) -> Int? {
-            s.indexRows += inserted
-            let wanted = kibibytes(forRows: s.indexRows)
-            guard wanted >= s.pageCacheKiB + 1024 || (wanted == maximumKiB && s.pageCacheKiB < maximumKiB) else { return nil }
-            s.pageCacheKiB = wanted
-            return wanted
-        }
-    }
-
-    /// Grows the writer's page cache for `inserted` more rows, on the writer's connection.
-    func growPageCache(_ db: Database, inserted: Int) {
-        guard let size = state.withLock({ WriterPageCache.grown(&$0, inserted: inserted) }) else { return }
-        try? db.execute(sql: "PRAGMA cache_size = -\(size)")
-    }
-
-
     public var indexPath: String { (directory as NSString).appendingPathComponent("index.sqlite") }
     /// `directory/bodies`, made once: every stored body's name starts with it.
     let bodiesPath: String
@@ -204,8 +171,6 @@ public final class SQLiteResponseCache: ResponseCache {
         }
         schema = SQLiteCacheRows.Schema(hasModifiedColumn: true, hasURLKey: true)
         lookups = CacheLookupConnections(path: path)
-        let pageCache = WriterPageCache.kibibytes(forRows: count)
-        try? pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA cache_size = -\(pageCache)") }
         // `bodies/` and its 16 buckets (`bodies/0` … `bodies/f`) exist before any body is written.
         mkdir(bodiesPath, 0o755)
         var info = stat()
@@ -218,7 +183,7 @@ public final class SQLiteResponseCache: ResponseCache {
         state.withLock { s in
             s.empty = count == 0
             s.indexRows = count
-            s.pageCacheKiB = pageCache
+            s.pageCacheKiB = WriterPageCache.kibibytes(forRows: count)
         }
     }
 
@@ -242,13 +207,21 @@ public final class SQLiteResponseCache: ResponseCache {
         }
         let pool = try StoreConnections(path: path, configuration: configuration)
         // From the template: the schema is current and the index empty.
-        if made { return (pool, 0) }
+        if made {
+            try? pool.writeWithoutTransaction { db in WriterPageCache.set(forRows: 0, in: db) }
+            return (pool, 0)
+        }
         try SchemaCreation.prepare(pool, schema: currentSchema, marker: "responses", migrator: migrator)
         // A torn or truncated file may open fine and fail only when a page is read: the count reads
         // them all. On the writer's connection, like the checks above: a reader connection would be
         // opened for it alone (lookups have their own, `CacheLookupConnections`), 1.5 million
         // instructions of a run's start. The count also tells whether the index is empty.
-        let count = try pool.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM responses") } ?? 0
+        // The count sizes the writer's page cache too.
+        let count = try pool.writeWithoutTransaction { db -> Int in
+            let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM responses") ?? 0
+            WriterPageCache.set(forRows: count, in: db)
+            return count
+        }
         return (pool, count)
     }
 
