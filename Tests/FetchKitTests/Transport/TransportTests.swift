@@ -192,8 +192,11 @@ import Testing
     func thePoolNeverOpensMoreThanPerHostConnections(client: Session.HTTPClientKind) async throws {
         try await withServer(client, perHost: 2) { server, transport in
             try await withThrowingTaskGroup(of: Void.self) { group in
+                // Each request is held until the server has had two (10 s at most): both
+                // connections then carry one at once however slowly this machine runs, where a
+                // fixed 100 ms delay let a loaded machine finish every request on the first.
                 for _ in 0..<8 {
-                    group.addTask { _ = try await fetch(transport, server.baseURL + "/delay/100") }
+                    group.addTask { _ = try await fetch(transport, server.baseURL + "/delay/10000?until_requests=2") }
                 }
                 try await group.waitForAll()
             }
